@@ -1,0 +1,67 @@
+"""The runtime's exceptions, split by who they stop.
+
+Only three things may end a whole run: cancellation, a replay miss and refused spend. They
+share the base ``RunError`` so the run loop can tell them apart from a single worker's trouble
+with one ``except``. Everything else (a failed call, an answer that never validates) stays with
+the worker that met it.
+
+    Exception
+     ├── RunError            ends the run
+     │    ├── CacheMiss      replay mode asked for an answer the ledger does not hold
+     │    ├── SpendRefused   a call would cost money but there is no client to pay it
+     │    └── RunCancelled   the run was cancelled (by a person or by the runaway backstop)
+     ├── ClientError         one model call failed (transport, HTTP status, malformed body)
+     └── WorkerFailed        a worker gave up; its thread record says why
+"""
+
+from __future__ import annotations
+
+
+class RunError(Exception):
+    """An error that ends the whole run, not only the worker that met it."""
+
+
+class CacheMiss(RunError):
+    """Replay mode met a question whose answer is not in the ledger; nothing was sent."""
+
+    def __init__(self, key: str, model: str) -> None:
+        self.key = key
+        self.model = model
+        super().__init__(
+            f"Replay mode has no stored answer for a call to model {model!r} "
+            f"(fingerprint {key[:16]}...); nothing was sent."
+        )
+
+
+class SpendRefused(RunError):
+    """A call needs paying but the front door has no client to pay with."""
+
+
+class RunCancelled(RunError):
+    """The run was cancelled; workers already talking finish, new ones are refused."""
+
+
+class ClientError(Exception):
+    """One model call failed. Messages never contain the API key."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class WorkerFailed(Exception):
+    """A worker gave up (bad answers after repair, failed check, client error, refusal)."""
+
+    def __init__(self, worker: int, reason: str) -> None:
+        self.worker = worker
+        self.reason = reason
+        super().__init__(f"Worker {worker} failed: {reason}")

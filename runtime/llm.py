@@ -1,0 +1,144 @@
+"""The one front door to the models: every call a plan makes passes through ``LLM.chat``.
+
+The order is the contract, because it decides what costs money:
+
+1. ledger hit      -> the stored answer, free, marked ``cached``
+2. replay mode     -> ``CacheMiss``; nothing is sent
+3. stand-in        -> if one is set: its answer, free, leaves no trace in the ledger
+4. no client       -> ``SpendRefused``
+5. budget admission (reserve the role's price; may wait at the cap)
+6. the client      -> a failure releases the reservation: neither billed nor stored
+7. store in the ledger, then settle the actual credits
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+from .budget import Budget
+from .errors import CacheMiss, ClientError, SpendRefused
+from .ledger import Ledger, fingerprint
+from .reply import Reply
+from .settings import Settings
+
+Mode = Literal["collect", "replay"]
+
+
+class Client(Protocol):
+    def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply: ...
+
+
+class LLM:
+    """Ledger, budget, client and stand-in behind one ``chat`` method."""
+
+    def __init__(
+        self,
+        ledger: Ledger | None = None,
+        client: Client | None = None,
+        budget: Budget | None = None,
+        mode: Mode = "collect",
+        standin: Client | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        if mode not in ("collect", "replay"):
+            raise ValueError(f"mode must be 'collect' or 'replay'; got {mode!r}.")
+        self.settings = settings if settings is not None else Settings()
+        self.ledger = ledger
+        self.client = client
+        self.budget = budget if budget is not None else Budget(self.settings.cap)
+        self.mode: Mode = mode
+        # A scripted free model (e.g. planlang's rehearsal stand-in). Set it to None to pay again.
+        self.standin = standin
+        self.stats: Counter[str] = Counter()  # hits, sent, standin, failed, refused
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"LLM(mode={self.mode!r}, ledger={self.ledger!r}, client={self.client!r}, "
+            f"budget={self.budget!r}, standin={'set' if self.standin else None})"
+        )
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.stats[what] += 1
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        sample: int = 0,
+        stop: Callable[[], bool] | None = None,
+        on_wait: Callable[[], None] | None = None,
+        **params: Any,
+    ) -> Reply:
+        """Answer ``messages`` with the model of ``role`` (or ``model``), in the documented order.
+
+        ``stop`` lets a run interrupt a wait at the budget; ``on_wait`` is told when the call
+        starts waiting there. Everything in ``params`` goes to the client and into the key.
+        """
+        priced = self.settings.role(role)
+        model_name = model or priced.model
+        price = priced.price
+        key = fingerprint(model_name, messages, params, sample)
+        who = {"model": model_name, "role": role, "sample": sample}
+
+        if self.ledger is not None:
+            stored = self.ledger.get(key)
+            if stored is not None:
+                self._count("hits")
+                return stored.replace(cached=True, standin=False, role=role, sample=sample)
+
+        if self.mode == "replay":
+            self._count("refused")
+            raise CacheMiss(key, model_name)
+
+        if self.standin is not None:
+            answer = self._call(self.standin, model_name, messages, params)
+            self._count("standin")
+            # credits: what this call would have cost a real run (the role's price per call).
+            return answer.replace(standin=True, cached=False, credits=price, **who)
+
+        if self.client is None:
+            self._count("refused")
+            raise SpendRefused(
+                f"A call to model {model_name!r} is not in the ledger and there is no client "
+                "to pay for it."
+            )
+
+        reservation = self.budget.admit(price, stop=stop, on_wait=on_wait)
+        try:
+            answer = self._call(self.client, model_name, messages, params)
+        except BaseException:
+            self.budget.release(reservation)
+            self._count("failed")
+            raise
+        credits = answer.credits if answer.credits is not None else price
+        answer = answer.replace(cached=False, standin=False, credits=credits, **who)
+        try:
+            if self.ledger is not None:
+                self.ledger.put(key, answer)
+        finally:
+            self.budget.settle(reservation, credits)
+        self._count("sent")
+        return answer
+
+    @staticmethod
+    def _call(
+        client: Client, model: str, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> Reply:
+        try:
+            answer = client(model, messages, **params)
+        except ClientError:
+            raise
+        except Exception as exc:  # a buggy client must not end the run, only this call
+            raise ClientError(f"The client failed: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(answer, Reply):
+            raise ClientError(
+                f"The client returned {type(answer).__name__}, not a Reply; it is not an answer."
+            )
+        return answer

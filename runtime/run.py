@@ -1,0 +1,378 @@
+"""A run: a plan function driving many workers in parallel, under one budget.
+
+A plan is a callable ``plan(run)``; it runs on its own thread (``start``) while workers run on
+a thread pool bounded by ``concurrency``. What a plan gets back is plain data: an agent's
+validated JSON (with a schema) or its text, and ``None`` for a worker that failed. The failure
+stays with that worker (its thread record and a ``worker_failed`` event say why); only
+cancellation, a replay miss and refused spend end the run, and they surface as ``RunError``.
+
+``parallel`` is a barrier with results in the order given; ``stream`` yields ``(index, result)``
+as workers finish, so a plan can start the next stage without waiting for the slowest worker.
+A thunk that calls ``parallel``/``stream`` from inside a worker runs its thunks inline, in
+order, so nesting can never deadlock the pool.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .errors import RunCancelled, RunError, WorkerFailed
+from .events import Accounting, EventLog
+from .llm import LLM
+from .reply import Reply
+from .settings import Settings
+from .stream import Stream
+from .threads import WorkerRecord
+from .worker import Check, build_messages, converse, response_params
+
+Thunk = Callable[[], Any]
+Plan = Callable[["Run"], Any]
+
+
+class Run:
+    """One execution of a plan: workers, budget, events, accounting."""
+
+    def __init__(
+        self,
+        title: str,
+        *,
+        llm: LLM,
+        concurrency: int | None = None,
+        max_agents: int | None = None,
+        events_path: str | Path | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        self.title = title
+        self.llm = llm
+        self.settings = settings if settings is not None else llm.settings
+        self.concurrency = concurrency or self.settings.concurrency
+        self.max_agents = max_agents or self.settings.max_agents
+        if self.concurrency < 1 or self.max_agents < 1:
+            raise ValueError(
+                f"concurrency and max_agents must be at least 1; got {self.concurrency} and "
+                f"{self.max_agents}."
+            )
+        self.log_events = EventLog(events_path)
+        self.accounting = Accounting()
+        self.threads: list[WorkerRecord] = []
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.phase_name = "main"
+        self._status = "created"
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self._done = threading.Event()
+        self._fatal: RunError | None = None
+        self._asked = 0
+        self._counts = {"running": 0, "done": 0, "failed": 0, "refused": 0, "cancelled": 0}
+        self._slots = threading.BoundedSemaphore(self.concurrency)
+        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="planlang-worker")
+        self._futures: set[Future[Any]] = set()
+        self._local = threading.local()
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"Run({self.title!r}, status={self._status!r}, workers={len(self.threads)})"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """created, running, completed, failed or cancelled."""
+        return self._status
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return self.log_events.events
+
+    @property
+    def max_turns_per_worker(self) -> int:
+        return 1 + self.settings.max_repair_turns + self.settings.max_check_retries
+
+    def start(self, plan: Plan) -> None:
+        """Run ``plan(run)`` on a background thread; see ``wait`` and ``cancel``."""
+        with self._lock:
+            if self._status != "created":
+                raise ValueError(f"The run {self.title!r} was already started ({self._status}).")
+            self._status = "running"
+        self.log_events.emit("run_started", title=self.title, concurrency=self.concurrency,
+                             max_agents=self.max_agents, mode=self.llm.mode)  # fmt: skip
+        self._thread = threading.Thread(target=self._main, args=(plan,), name=f"run:{self.title}")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _main(self, plan: Plan) -> None:
+        try:
+            self.result = plan(self)
+        except BaseException as exc:  # the plan's own crash is recorded, not re-raised here
+            self.error = exc
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            if self._fatal is not None:
+                self.error = self._fatal
+            elif self._cancelled.is_set() and not isinstance(self.error, RunCancelled):
+                self.error = RunCancelled(f"The run {self.title!r} was cancelled.")
+            if self.error is None:
+                self._status = "completed"
+            elif isinstance(self.error, RunCancelled):
+                self._status = "cancelled"
+            else:
+                self._status = "failed"
+            error = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
+            self.log_events.emit("run_finished", status=self._status, error=error,
+                                 accounting=self.accounting.to_dict())  # fmt: skip
+            self.log_events.close()
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Wait for the plan; return its result, or raise what ended the run.
+
+        Ctrl-C while waiting cancels the run cleanly, then re-raises ``KeyboardInterrupt``.
+        """
+        if self._thread is None:
+            raise ValueError(f"The run {self.title!r} was never started.")
+        try:
+            if not self._done.wait(timeout):
+                raise TimeoutError(f"The run {self.title!r} is still running after {timeout} s.")
+        except KeyboardInterrupt:
+            self.cancel("interrupted (Ctrl-C)")
+            self._done.wait()
+            raise
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def run_sync(self, plan: Plan) -> Any:
+        """``start(plan)`` then ``wait()``."""
+        self.start(plan)
+        return self.wait()
+
+    def cancel(self, reason: str = "cancelled by request") -> None:
+        """Refuse new workers and calls; workers already talking finish their call."""
+        with self._lock:
+            if self._cancelled.is_set():
+                return
+            self._cancelled.set()
+            if self._fatal is None:
+                self._fatal = RunCancelled(f"The run {self.title!r} was cancelled: {reason}.")
+            pending = list(self._futures)
+        self.log_events.emit("run_cancelled", reason=reason)
+        for future in pending:
+            future.cancel()
+        self.llm.budget.wake()
+
+    def _end_with(self, error: RunError) -> None:
+        with self._lock:
+            if self._fatal is None:
+                self._fatal = error
+        self.cancel(f"{type(error).__name__}: {error}")
+
+    def _check_open(self) -> None:
+        if self._cancelled.is_set():
+            raise self._fatal or RunCancelled(f"The run {self.title!r} was cancelled.")
+
+    # -- plan words --------------------------------------------------------------------------
+
+    def phase(self, name: str) -> None:
+        """Start a named phase; workers and calls are accounted to it."""
+        self.phase_name = str(name)
+        self.log_events.emit("phase", name=self.phase_name)
+
+    def log(self, message: Any) -> None:
+        self.log_events.emit("log", message=str(message), phase=self.phase_name)
+
+    def agent(
+        self,
+        prompt: str,
+        schema: dict[str, Any] | None = None,
+        model: str | None = None,
+        label: str | None = None,
+        system: str | None = None,
+        data: Any = None,
+        sample: int = 0,
+        check: Check | None = None,
+    ) -> Any:
+        """Run one worker; return its validated JSON (schema) or text, or None if it failed.
+
+        ``model`` names a role from the settings (or, failing that, a model at the default
+        price). Raises ``RunError`` only for what ends the run.
+        """
+        self._check_open()
+        record = self._admit_worker(prompt, model, label)
+        if record.status == "refused":
+            return None
+        with self._slots:
+            try:
+                self._check_open()
+                record.messages.extend(
+                    build_messages(prompt, system=system, schema=schema, data=data)
+                )
+                params = response_params(schema, self.settings.response_format)
+                value = converse(
+                    self._chat_for(record, model, sample, params),
+                    record,
+                    schema=schema,
+                    check=check,
+                    max_repairs=self.settings.max_repair_turns,
+                    max_checks=self.settings.max_check_retries,
+                )
+            except RunError as exc:
+                if not isinstance(exc, RunCancelled):
+                    self._end_with(exc)
+                self._finish(record, "cancelled", error=f"{type(exc).__name__}: {exc}")
+                raise
+            except (WorkerFailed, ValueError) as exc:
+                reason = exc.reason if isinstance(exc, WorkerFailed) else str(exc)
+                self._finish(record, "failed", error=reason)
+                return None
+        self._finish(record, "done", result=value)
+        return value
+
+    def _admit_worker(self, prompt: str, role: str | None, label: str | None) -> WorkerRecord:
+        with self._lock:
+            self._asked += 1
+            asked = self._asked
+            record = WorkerRecord(
+                id=asked, label=label, role=role, model=self.settings.role(role).model,
+                phase=self.phase_name, prompt=str(prompt),
+            )  # fmt: skip
+            self.threads.append(record)
+            refused = asked > self.max_agents
+            self._counts["refused" if refused else "running"] += 1
+        if not refused:
+            self.log_events.emit("worker_started", worker=asked, label=label, role=role,
+                                 phase=record.phase)  # fmt: skip
+            return record
+        reason = f"past max_agents={self.max_agents} (worker {asked} asked to start)"
+        record.finish("refused", error=reason)
+        self.log_events.emit("worker_refused", worker=asked, label=label, reason=reason)
+        if asked >= 2 * self.max_agents:
+            self.cancel(f"runaway: {asked} workers asked for, twice max_agents={self.max_agents}")
+            self._check_open()
+        return record
+
+    def _chat_for(
+        self, record: WorkerRecord, role: str | None, sample: int, params: dict[str, Any]
+    ) -> Callable[[list[dict[str, Any]]], Reply]:
+        def on_wait() -> None:
+            self.log_events.emit("paused", worker=record.id, reason="budget cap")
+
+        def chat(messages: list[dict[str, Any]]) -> Reply:
+            self._check_open()
+            reply = self.llm.chat(
+                messages, role=role, sample=sample, stop=self._cancelled.is_set,
+                on_wait=on_wait, **params,
+            )  # fmt: skip
+            self.accounting.record(record.phase, role or reply.model, record.id, reply)
+            self.log_events.emit(
+                "call", worker=record.id, turn=record.turns + 1, phase=record.phase,
+                role=role, model=reply.model, cached=reply.cached, standin=reply.standin,
+                credits=reply.billed, would_credits=reply.credits if reply.standin else 0.0,
+                seconds=round(reply.seconds, 6),
+            )  # fmt: skip
+            return reply
+
+        return chat
+
+    def _finish(
+        self, record: WorkerRecord, status: str, *, error: str | None = None, result: Any = None
+    ) -> None:
+        record.finish(status, error=error, result=result)
+        with self._lock:
+            self._counts["running"] -= 1
+            self._counts[status] += 1
+        kind = {"done": "worker_done", "failed": "worker_failed"}.get(status, "worker_cancelled")
+        self.log_events.emit(kind, worker=record.id, turns=record.turns, credits=record.credits,
+                             would_credits=record.would_credits, error=error)  # fmt: skip
+
+    # -- fan-out -----------------------------------------------------------------------------
+
+    def in_worker(self) -> bool:
+        return bool(getattr(self._local, "worker", False))
+
+    def _guarded(self, index: int, thunk: Thunk) -> Any:
+        """Run a thunk as a worker: a plain exception stays with it (result None)."""
+        self._check_open()
+        outer = getattr(self._local, "worker", False)
+        self._local.worker = True
+        try:
+            return thunk()
+        except RunError:
+            raise
+        except Exception as exc:
+            self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
+                                 error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+            return None
+        finally:
+            self._local.worker = outer
+
+    def submit(self, index: int, thunk: Thunk) -> Future[Any]:
+        """Schedule one thunk on the pool (used by ``parallel`` and ``stream``)."""
+        self._check_open()
+        future = self._pool.submit(self._guarded, index, thunk)
+        with self._lock:
+            self._futures.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future[Any]) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    def outcome(self, future: Future[Any]) -> Any:
+        """A finished future's result; a cancelled one means the run was cancelled."""
+        try:
+            return future.result()
+        except CancelledError:
+            raise self._fatal or RunCancelled(f"The run {self.title!r} was cancelled.") from None
+
+    def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
+        """Run thunks in parallel and wait for all; results in the order given."""
+        thunks = list(thunks)
+        if self.in_worker():
+            return [self._guarded(i, thunk) for i, thunk in enumerate(thunks)]
+        futures = [self.submit(i, thunk) for i, thunk in enumerate(thunks)]
+        try:
+            return [self.outcome(future) for future in futures]
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def stream(self, thunks: Iterable[Thunk], then: Callable[[Any], Any] | None = None) -> Stream:
+        """Yield ``(index, result)`` as workers finish; see ``runtime.stream.Stream``."""
+        return Stream(self, list(thunks), then)
+
+    # -- display -----------------------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        """True while some worker waits at the budget cap."""
+        return self.llm.budget.paused > 0
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def statusline(self) -> str:
+        counts = self.counts()
+        spent, _, cap = self.llm.budget.snapshot()
+        money = f"credits {spent:.4g}" + ("" if cap is None else f"/{cap:.4g}")
+        line = (
+            f"{self.title} · {self._status} · phase {self.phase_name} · workers "
+            f"{counts['running']} running, {counts['done']} done, {counts['failed']} failed"
+        )
+        if counts["refused"]:
+            line += f", {counts['refused']} refused"
+        line += f" · {money}"
+        waiting = self.llm.budget.paused
+        if waiting:
+            line += f" · PAUSED at the budget ({waiting} waiting; raise the cap to go on)"
+        return line
+
+    def threads_json(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [record.to_dict() for record in self.threads]

@@ -1,0 +1,114 @@
+"""Validated configuration: which model plays each role, what a call costs, the endpoint, caps.
+
+Sources, weakest first: defaults < a TOML file < environment (``PLANLANG_*``, plus the
+conventional ``LLM_BASE_URL`` and ``LLM_API_KEY``) < keyword arguments. Complex values
+(``roles``) come from the environment as JSON, e.g.
+``PLANLANG_ROLES='{"scan": {"model": "small", "price": 0.01}}'``.
+The API key is a ``SecretStr``: its repr and str never show it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+
+class Role(BaseModel):
+    """A role a worker can play: the model that answers and the price of one call."""
+
+    model: str = Field(min_length=1)
+    price: float = Field(ge=0.0)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PLANLANG_", extra="forbid")
+
+    roles: dict[str, Role] = Field(default_factory=dict)
+    default_model: str = "default"
+    default_price: float = Field(default=0.01, ge=0.0)
+    base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("PLANLANG_BASE_URL", "LLM_BASE_URL", "base_url")
+    )
+    api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("PLANLANG_API_KEY", "LLM_API_KEY", "api_key")
+    )
+    timeout: float = Field(default=60.0, gt=0.0)
+    retries: int = Field(default=4, ge=0, le=20)
+    backoff_base: float = Field(default=0.5, ge=0.0)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    cap: float | None = Field(default=None, ge=0.0)
+    max_agents: int = Field(default=1000, ge=1)
+    max_repair_turns: int = Field(default=1, ge=0, le=10)
+    max_check_retries: int = Field(default=2, ge=0, le=10)
+    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://; got {value!r}")
+        return value
+
+    def role(self, name: str | None) -> Role:
+        """The role ``name``; an unknown name is taken as a model at the default price."""
+        if name is None:
+            return Role(model=self.default_model, price=self.default_price)
+        found = self.roles.get(name)
+        return found if found is not None else Role(model=name, price=self.default_price)
+
+    @property
+    def dearest_price(self) -> float:
+        """The highest price any call can have (for hard ceilings)."""
+        return max([self.default_price, *(r.price for r in self.roles.values())])
+
+    @classmethod
+    def load(cls, toml_path: str | Path | None = None, **overrides: Any) -> Settings:
+        """Settings from defaults, an optional TOML file, the environment and ``overrides``."""
+        if toml_path is None:
+            return cls(**overrides)
+        path = Path(toml_path)
+        try:
+            with path.open("rb") as handle:
+                table = tomllib.load(handle)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"The settings file {str(path)!r} does not exist.") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"The settings file {str(path)!r} is not valid TOML: {exc}") from None
+        table = table.get("planlang", table)  # allow a [planlang] table or top-level keys
+
+        class _FromFile(cls):  # type: ignore[valid-type,misc]
+            @classmethod
+            def settings_customise_sources(
+                cls_,
+                settings_cls: type[BaseSettings],
+                init_settings: PydanticBaseSettingsSource,
+                env_settings: PydanticBaseSettingsSource,
+                dotenv_settings: PydanticBaseSettingsSource,
+                file_secret_settings: PydanticBaseSettingsSource,
+            ) -> tuple[PydanticBaseSettingsSource, ...]:
+                return (init_settings, env_settings, _TableSource(settings_cls, table))
+
+        loaded = _FromFile(**overrides)
+        return cls.model_construct(**{name: getattr(loaded, name) for name in cls.model_fields})
+
+
+class _TableSource(PydanticBaseSettingsSource):
+    """A settings source over an already-parsed TOML table."""
+
+    def __init__(self, settings_cls: type[BaseSettings], table: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self._table = table
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._table.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._table)

@@ -1,0 +1,101 @@
+"""The streaming fan-out: results as workers finish, not when the slowest one does.
+
+``run.stream(thunks)`` yields ``(index, result)`` in completion order. ``add(thunk)`` puts more
+work into the same stream while iterating (its index continues after the initial thunks), and
+``then=f`` chains a second stage: each first-stage result ``r`` becomes ``f(r)`` on the pool at
+the same index, and only second-stage results are yielded (a failed first stage yields None).
+Leaving the loop early cancels the thunks that have not started yet.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .run import Run, Thunk
+
+
+class Stream:
+    def __init__(self, run: Run, thunks: list[Thunk], then: Callable[[Any], Any] | None) -> None:
+        self._run = run
+        self._then = then
+        self._initial = thunks
+        self._next_index = len(thunks)
+        self._done: queue.SimpleQueue[tuple[int, bool, Future[Any]]] = queue.SimpleQueue()
+        self._pending: set[Future[Any]] = set()
+        self._started = False
+        self._inline_mode = False
+        self._inline: list[tuple[int, Thunk]] = []
+        self._lock = threading.Lock()
+
+    def add(self, thunk: Thunk) -> int:
+        """Add work to the stream (before or while iterating); returns its result's index."""
+        with self._lock:
+            index = self._next_index
+            self._next_index += 1
+            if not self._started:
+                self._initial.append(thunk)
+                return index
+            if self._inline_mode:
+                self._inline.append((index, thunk))
+                return index
+        self._schedule(index, thunk, final=self._then is None)
+        return index
+
+    def _schedule(self, index: int, thunk: Thunk, *, final: bool) -> None:
+        future = self._run.submit(index, thunk)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(lambda f: self._done.put((index, final, f)))
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        with self._lock:
+            if self._started:
+                raise ValueError("A stream can be iterated only once.")
+            self._started = True
+            self._inline_mode = self._run.in_worker()
+            if self._inline_mode:
+                self._inline = list(enumerate(self._initial))
+        return self._inline_iter() if self._inline_mode else self._pool_iter()
+
+    def _inline_iter(self) -> Iterator[tuple[int, Any]]:
+        # Inside a worker: run in order on this thread, so nesting cannot deadlock the pool.
+        then = self._then
+        while self._inline:
+            index, thunk = self._inline.pop(0)
+            result = self._run._guarded(index, thunk)
+            if then is not None and result is not None:
+                result = self._run._guarded(index, _bind(then, result))
+            yield index, result
+
+    def _pool_iter(self) -> Iterator[tuple[int, Any]]:
+        then = self._then
+        for index, thunk in enumerate(self._initial):
+            self._schedule(index, thunk, final=then is None)
+        try:
+            while True:
+                with self._lock:
+                    if not self._pending:
+                        break
+                index, final, future = self._done.get()
+                with self._lock:
+                    self._pending.discard(future)
+                result = self._run.outcome(future)
+                if not final and result is not None and then is not None:
+                    self._schedule(index, _bind(then, result), final=True)
+                    continue
+                yield index, result
+        finally:
+            with self._lock:
+                leftover = list(self._pending)
+            for future in leftover:
+                future.cancel()
+
+
+def _bind(then: Callable[[Any], Any], result: Any) -> Callable[[], Any]:
+    """A thunk running the second stage on one first-stage result."""
+    return lambda: then(result)

@@ -1,0 +1,161 @@
+"""One worker's conversation: ask, validate against the schema, repair, check, retry.
+
+Kept apart from ``run.py`` because it is the part with rules a plan author relies on:
+- an answer that does not match its JSON schema (Draft 2020-12) gets repair turns
+  (``max_repair_turns``, default one) that list the problems;
+- ``check(value)`` is the worker's definition of done: it returns a problem (a string) or
+  None; a problem is fed back and the worker retries, at most ``max_check_retries`` times;
+- so a worker makes at most ``1 + max_repair_turns + max_check_retries`` calls.
+Every turn is part of the conversation, so the ledger key of a repair includes the bad answer
+and a rerun replays the same turns for free.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from .errors import ClientError, WorkerFailed
+from .reply import Reply, parse_json_text
+from .threads import WorkerRecord
+
+Chat = Callable[[list[dict[str, Any]]], Reply]
+Check = Callable[[Any], "str | None"]
+
+_validators: dict[str, Draft202012Validator] = {}
+_validators_lock = threading.Lock()
+
+
+def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
+    """A cached Draft 2020-12 validator; raises ``ValueError`` for a schema that is not valid."""
+    text = json.dumps(schema, sort_keys=True)
+    with _validators_lock:
+        found = _validators.get(text)
+    if found is not None:
+        return found
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"The worker's JSON schema is not valid: {exc.message}") from None
+    validator = Draft202012Validator(schema)
+    with _validators_lock:
+        if len(_validators) > 512:
+            _validators.clear()
+        _validators[text] = validator
+    return validator
+
+
+def schema_problems(validator: Draft202012Validator, value: Any, limit: int = 10) -> list[str]:
+    problems = []
+    for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        problems.append(f"at {where}: {error.message}")
+        if len(problems) == limit:
+            break
+    return problems
+
+
+def build_messages(
+    prompt: str, *, system: str | None, schema: dict[str, Any] | None, data: Any
+) -> list[dict[str, Any]]:
+    system_parts = [system] if system else []
+    if schema is not None:
+        system_parts.append(
+            "Answer with only a JSON value (no prose, no code fence) that validates against "
+            "this JSON schema:\n" + json.dumps(schema, sort_keys=True, ensure_ascii=False)
+        )
+    user = str(prompt)
+    if data is not None:
+        try:
+            user += "\n\nData (JSON):\n" + json.dumps(data, sort_keys=True, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"The worker's data is not plain JSON data: {exc}") from None
+    messages = [{"role": "system", "content": "\n\n".join(system_parts)}] if system_parts else []
+    messages.append({"role": "user", "content": user})
+    return messages
+
+
+def response_params(schema: dict[str, Any] | None, style: str) -> dict[str, Any]:
+    """The ``response_format`` asking the model for JSON, per ``Settings.response_format``."""
+    if schema is None or style == "none":
+        return {}
+    if style == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema},
+        }
+    }
+
+
+def converse(
+    chat: Chat,
+    record: WorkerRecord,
+    *,
+    schema: dict[str, Any] | None,
+    check: Check | None,
+    max_repairs: int,
+    max_checks: int,
+) -> Any:
+    """Talk until the answer is valid and done; return it as plain data (or text).
+
+    Raises ``WorkerFailed`` when the worker gives up. Run-ending errors pass through.
+    """
+    validator = validator_for(schema) if schema is not None else None
+    messages = record.messages
+    repairs_left, checks_left = max_repairs, max_checks
+    while True:
+        try:
+            reply = chat(list(messages))
+        except ClientError as exc:
+            raise WorkerFailed(record.id, f"the model call failed: {exc}") from None
+        record.add_reply(reply)
+        messages.append({"role": "assistant", "content": reply.text})
+        value: Any = reply.text
+        if validator is not None:
+            try:
+                value = parse_json_text(reply.text)
+                problems = schema_problems(validator, value)
+            except ValueError as exc:
+                problems = [str(exc)]
+            if problems:
+                if repairs_left == 0:
+                    raise WorkerFailed(
+                        record.id, "the answer does not match its schema: " + "; ".join(problems)
+                    )
+                repairs_left -= 1
+                messages.append({"role": "user", "content": _repair_text(problems)})
+                continue
+        if check is not None:
+            try:
+                problem = check(value)
+            except Exception as exc:
+                raise WorkerFailed(
+                    record.id, f"its check raised {type(exc).__name__}: {exc}"
+                ) from None
+            if problem:
+                if checks_left == 0:
+                    raise WorkerFailed(record.id, f"its check still finds a problem: {problem}")
+                checks_left -= 1
+                messages.append(
+                    {
+                        "role": "user",
+                        "content": f"Not done yet: {problem}\nAnswer again, complete and fixed.",
+                    }
+                )
+                continue
+        return value
+
+
+def _repair_text(problems: list[str]) -> str:
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (
+        "Your answer does not match the required JSON schema:\n"
+        f"{listed}\nReply again with only the corrected JSON."
+    )
