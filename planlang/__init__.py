@@ -1,1 +1,27 @@
-"""planlang."""
+"""planlang: check, price, approve and run plans a lead model writes as restricted Python.
+
+    import planlang
+    result = planlang.check(source, filename="plan.py")   # .ok, .problems, .code
+    box = planlang.Sandbox(host={"agent": agent, "inputs": {...}}, limits=planlang.Limits(...))
+    box.run(source)      # raises PlanRefused, PlanError, PlanLimitError
+"""
+
+from planlang.check import CheckResult, Problem, check
+from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
+from planlang.limits import Limits
+from planlang.sandbox import Sandbox, current_meter
+from planlang.values import HostObject
+
+__all__ = [
+    "CheckResult",
+    "HostObject",
+    "Limits",
+    "PlanError",
+    "PlanLimitError",
+    "PlanRefused",
+    "PlanRuntimeError",
+    "Problem",
+    "Sandbox",
+    "check",
+    "current_meter",
+]

@@ -1,0 +1,131 @@
+"""``check``: is this source a plan, and what code does it compile to?
+
+Diagnostics are returned, not raised: a caller (the CLI, the lead's repair loop) wants every
+problem at once, each with its file, line, column and reason. Only code objects this module
+compiled are ever run by the sandbox; they are remembered in a weak registry, so a hand-made
+``CheckResult`` or a foreign code object cannot be slipped in.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import types
+import weakref
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from planlang.policy import PlanPolicy
+
+__all__ = ["CheckResult", "Problem", "check", "MAX_SOURCE_BYTES"]
+
+MAX_SOURCE_BYTES = 1_000_000
+
+_compiled: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a plan is refused: where, a stable code, and why."""
+
+    filename: str
+    line: int
+    col: int
+    code: str
+    message: str
+
+    def render(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col}: {self.code} {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "filename": self.filename,
+            "line": self.line,
+            "col": self.col,
+            "code": self.code,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict on one source. ``code`` is set exactly when ``ok``."""
+
+    filename: str
+    sha256: str
+    problems: tuple[Problem, ...] = ()
+    code: types.CodeType | None = field(default=None, repr=False, compare=False)
+    used_names: frozenset[str] = frozenset()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.code is not None
+
+
+def is_checked_code(code: object) -> bool:
+    """True only for code objects that ``check`` compiled from a plan it accepted."""
+    return isinstance(code, types.CodeType) and code in _compiled
+
+
+def source_sha256(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check(source: str, filename: str = "plan.py") -> CheckResult:
+    """Check ``source`` as a plan; return all problems, or the compiled code."""
+    if not isinstance(source, str):
+        raise TypeError(f"check() takes the plan's source as str, not {type(source).__name__}.")
+    return _check_cached(source, filename)
+
+
+@lru_cache(maxsize=256)
+def _check_cached(source: str, filename: str) -> CheckResult:
+    digest = source_sha256(source)
+    early = _early_problems(source, filename)
+    if early:
+        return CheckResult(filename, digest, early)
+    try:
+        tree = ast.parse(source, filename, "exec")
+    except SyntaxError as error:  # also covers IndentationError and TabError
+        line = error.lineno or 1
+        col = error.offset or 1
+        return CheckResult(
+            filename, digest, (Problem(filename, line, col, "PL001", f"syntax error: {error.msg}"),)
+        )
+    except (ValueError, MemoryError, RecursionError) as error:
+        # null bytes, or nesting too deep for the parser
+        return CheckResult(
+            filename, digest, (Problem(filename, 1, 1, "PL001", f"cannot parse: {error}"),)
+        )
+    policy = PlanPolicy()
+    try:
+        policy.visit(tree)
+    except RecursionError:
+        return CheckResult(
+            filename, digest, (Problem(filename, 1, 1, "PL003", "the plan is nested too deeply"),)
+        )
+    if policy.problems:
+        problems = sorted(
+            {Problem(filename, p.line, p.col, p.code, p.message) for p in policy.problems},
+            key=lambda p: (p.line, p.col, p.code),
+        )
+        return CheckResult(filename, digest, tuple(problems))
+    ast.fix_missing_locations(tree)
+    try:
+        code = compile(tree, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        line = getattr(error, "lineno", None) or 1
+        return CheckResult(
+            filename, digest, (Problem(filename, line, 1, "PL001", f"cannot compile: {error}"),)
+        )
+    _compiled.add(code)
+    return CheckResult(filename, digest, (), code, frozenset(policy.used_names))
+
+
+def _early_problems(source: str, filename: str) -> tuple[Problem, ...]:
+    if len(source) > MAX_SOURCE_BYTES:
+        message = f"the plan is {len(source):,} characters, over the limit of {MAX_SOURCE_BYTES:,}"
+        return (Problem(filename, 1, 1, "PL004", message),)
+    if not source.strip():
+        return (Problem(filename, 1, 1, "PL002", "the plan is empty"),)
+    return ()

@@ -1,0 +1,169 @@
+"""Limits of one plan run, and the meter that enforces them.
+
+The meter is shared by every thread the plan's code runs on (the runtime calls plan lambdas from
+its workers), so it counts with plain integers under the GIL: a lost update can only make a count
+slightly low, never let a plan run unbounded, because the checks latch. Once any limit fires the
+meter stays tripped and every later check raises again, so host code that swallows the first
+``PlanLimitError`` cannot keep the plan alive.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from planlang.errors import PlanLimitError
+
+__all__ = ["Limits", "Meter"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one plan run may use. Every limit ends the plan with ``PlanLimitError``.
+
+    - ``steps``: loop iterations, plan function calls and host calls, counted together.
+    - ``seconds``: wall time of the whole run, checked at every step checkpoint and host call.
+    - ``depth``: nesting of plan function calls (recursion).
+    - ``size``: the largest str, list, tuple or range a single operation may produce.
+    - ``int_bits``: the largest integer (in bits) ``*``, ``**`` and ``<<`` may produce.
+    - ``memory_mb``: growth of the process's resident memory while the plan runs.
+    """
+
+    steps: int = 5_000_000
+    seconds: float = 60.0
+    depth: int = 100
+    size: int = 1_000_000
+    int_bits: int = 100_000
+    memory_mb: int = 2048
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "depth", "size", "int_bits", "memory_mb"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"Limits.{name}={value!r} must be a positive integer.")
+        if not isinstance(self.seconds, int | float) or not self.seconds > 0:
+            raise ValueError(f"Limits.seconds={self.seconds!r} must be a positive number.")
+
+
+# How many steps may pass between two looks at the clock and the memory.
+CHECK_EVERY = 256
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+_statm: tuple[int, int] | None = None  # (pid, fd): /proc/self is resolved when opened
+
+
+def _resident_bytes() -> int:
+    """Current resident set size (one pread, under a microsecond); the peak where /proc is
+    missing."""
+    global _statm
+    try:
+        pid = os.getpid()
+        if _statm is None or _statm[0] != pid:
+            _statm = (pid, os.open("/proc/self/statm", os.O_RDONLY))
+        return int(os.pread(_statm[1], 64, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class Meter:
+    """Counts what a plan uses and raises ``PlanLimitError`` when a limit is passed."""
+
+    __slots__ = (
+        "limits",
+        "steps",
+        "next_check",
+        "deadline",
+        "memory_base",
+        "memory_cap",
+        "tripped",
+        "_depth",
+        "started",
+    )
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.steps = 0
+        self.next_check = CHECK_EVERY
+        self.started = time.monotonic()
+        self.deadline = self.started + limits.seconds
+        self.memory_base = _resident_bytes()
+        self.memory_cap = limits.memory_mb * 1024 * 1024
+        self.tripped: PlanLimitError | None = None
+        self._depth = threading.local()
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def charge(self, n: int = 1) -> None:
+        """Count ``n`` steps; look at the clock and memory every CHECK_EVERY steps."""
+        self.steps += n
+        if self.steps >= self.next_check:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Check every limit now. Called on a schedule and around each host call."""
+        if self.tripped is not None:
+            raise self.tripped
+        self.next_check = self.steps + CHECK_EVERY
+        if self.steps > self.limits.steps:
+            self.trip("steps", f"The plan passed its limit of {self.limits.steps:,} steps.")
+        if time.monotonic() > self.deadline:
+            self.trip("seconds", f"The plan passed its time limit of {self.limits.seconds:g} s.")
+        grown = _resident_bytes() - self.memory_base
+        if grown > self.memory_cap:
+            self.trip(
+                "memory",
+                f"The plan grew memory by {grown // 2**20} MiB, past its limit of "
+                f"{self.limits.memory_mb} MiB.",
+            )
+
+    def trip(self, kind: str, message: str) -> None:
+        """Latch the limit and raise it; every later check raises the same error."""
+        error = PlanLimitError(kind, message)
+        if self.tripped is None:
+            self.tripped = error
+        raise error
+
+    def remaining(self) -> float:
+        """Seconds left before the time limit; host words that wait should wait no longer."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    # -- depth ---------------------------------------------------------------------------
+
+    def enter(self) -> None:
+        """A plan function starts: one step, and one level deeper on this thread."""
+        local = self._depth
+        depth = getattr(local, "n", 0) + 1
+        local.n = depth
+        if depth > self.limits.depth:
+            local.n = depth - 1
+            self.trip("depth", f"The plan nested function calls deeper than {self.limits.depth}.")
+        self.steps += 1
+        if self.steps >= self.next_check:
+            self.checkpoint()
+
+    def leave(self) -> None:
+        """A plan function returns (or raises)."""
+        self._depth.n -= 1
+
+    # -- sizes ---------------------------------------------------------------------------
+
+    def allow_size(self, n: int, what: str) -> None:
+        """Refuse an operation whose result would hold more than Limits.size items."""
+        if n > self.limits.size:
+            self.trip("size", f"{what} would make {n:,} items, past the limit of "
+                      f"{self.limits.size:,}.")  # fmt: skip
+        # Large results are charged as work too, so many of them add up to the step limit.
+        if n > 1024:
+            self.charge(n >> 10)
+
+    def allow_bits(self, bits: int, what: str) -> None:
+        """Refuse an integer operation whose result would pass Limits.int_bits."""
+        if bits > self.limits.int_bits:
+            self.trip("size", f"{what} would make an integer of about {bits:,} bits, past the "
+                      f"limit of {self.limits.int_bits:,}.")  # fmt: skip

@@ -1,0 +1,256 @@
+"""The checker's policy: RestrictedPython's transformer, narrowed to the plan language.
+
+One pass over the tree does both jobs: it refuses whatever the language does not allow (deny by
+default: a node type missing from ``language`` is refused, whatever RestrictedPython thinks of
+it) and rewrites what it allows so that the run-time guards see every attribute read, item
+write, loop, call and every operation that could allocate without a loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
+
+from planlang import language as L
+
+__all__ = ["PlanPolicy", "RawProblem"]
+
+_ALLOWED_NODES = L.ALLOWED_STATEMENTS | L.ALLOWED_EXPRESSIONS | L.ALLOWED_PARTS
+_GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
+                   ast.LShift: "_lshift_", ast.Mod: "_mod_"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RawProblem:
+    line: int
+    col: int
+    code: str
+    message: str
+
+
+def _call(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
+    node = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
+    return ast.copy_location(node, like)
+
+
+def _is_number(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+class PlanPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
+
+    def __init__(self, errors=None, warnings=None, used_names=None):  # type: ignore[no-untyped-def]
+        super().__init__(errors, warnings, used_names)
+        self.problems: list[RawProblem] = []
+        self._tmp = 0
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def problem(self, node: ast.AST, code: str, message: str) -> None:
+        line = getattr(node, "lineno", 1) or 1
+        col = (getattr(node, "col_offset", 0) or 0) + 1
+        self.problems.append(RawProblem(line, col, code, message))
+        self.errors.append(f"Line {line}: {message}")
+
+    def error(self, node: ast.AST, info: str) -> None:
+        """RestrictedPython's own refusals, kept with our location format."""
+        self.problem(node, "PL100", info.rstrip("."))
+
+    def not_allowed(self, node: ast.AST) -> None:
+        code, why = L.REFUSED_CONSTRUCTS.get(
+            type(node), ("PL100", f"{type(node).__name__} is not part of the plan language")
+        )
+        self.problem(node, code, why)
+
+    # -- deny by default -----------------------------------------------------------------
+
+    def visit(self, node: ast.AST) -> ast.AST | list[ast.AST] | None:
+        if type(node) not in _ALLOWED_NODES:
+            self.not_allowed(node)
+            return node
+        return super().visit(node)  # type: ignore[no-any-return]
+
+    def visit_Import(self, node: ast.Import) -> None:  # type: ignore[override]
+        self.not_allowed(node)
+
+    visit_ImportFrom = visit_ClassDef = visit_Global = visit_With = visit_Try = visit_Import  # type: ignore[assignment]  # noqa: E501
+    visit_Yield = visit_YieldFrom = visit_Match = visit_AnnAssign = visit_Import  # type: ignore[assignment]  # noqa: E501
+
+    # -- names ---------------------------------------------------------------------------
+
+    def check_name(self, node, name, allow_magic_methods=False):  # type: ignore[no-untyped-def]
+        if name is None:
+            return
+        if name.startswith("_"):
+            self.problem(node, "PL201", f"'{name}' starts with '_', which plans may not use")
+        elif name in L.FORBIDDEN_NAMES:
+            self.problem(node, "PL202", L.FORBIDDEN_NAMES[name])
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:  # type: ignore[override]
+        # No print rewriting: 'print' is an ordinary builtin here (it logs).
+        if isinstance(node.ctx, ast.Load):
+            self.used_names[node.id] = True
+        self.check_name(node, node.id)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # type: ignore[override]
+        if not isinstance(node.ctx, ast.Load):
+            self.problem(node, "PL203", "plans may not set or delete attributes")
+            return node
+        if node.attr.startswith("_"):
+            self.problem(node, "PL204", f"attribute '{node.attr}' starts with '_'")
+            return node
+        if node.attr in L.FORBIDDEN_ATTRIBUTES:
+            self.problem(node, "PL205", f"attribute '{node.attr}' is not part of the plan language")
+            return node
+        value = self.visit(node.value)
+        return _call("_getattr_", [value, ast.Constant(node.attr)], node)  # type: ignore[list-item]
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:  # type: ignore[override]
+        if isinstance(node.value, bytes):
+            self.problem(node, "PL206", "bytes are not part of the plan language; use str")
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:  # type: ignore[override]
+        # RestrictedPython's own eval/exec message would repeat ours (check_name refuses both).
+        needs_apply = any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        )
+        node = self.node_contents_visit(node)
+        if needs_apply:
+            node.args.insert(0, node.func)
+            node.func = ast.copy_location(ast.Name("_apply_", ast.Load()), node)
+        return node
+
+    # -- functions -----------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:  # type: ignore[override]
+        if node.decorator_list:
+            self.problem(node, "PL110", "decorators are not part of the plan language")
+        self.check_name(node, node.name)
+        self.check_function_argument_names(node)
+        node = self.node_contents_visit(node)
+        # _enter_() counts a step and a level of depth; the finally gives the level back.
+        enter = ast.Expr(_call("_enter_", [], node))
+        leave = ast.Expr(_call("_leave_", [], node))
+        guarded = ast.Try(body=node.body, handlers=[], orelse=[], finalbody=[leave])
+        node.body = [ast.copy_location(enter, node), ast.copy_location(guarded, node)]
+        ast.fix_missing_locations(node)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:  # type: ignore[override]
+        self.check_function_argument_names(node)
+        node = self.node_contents_visit(node)
+        # '_step_() or body': _step_ returns None, so the value is the body's.
+        node.body = ast.copy_location(
+            ast.BoolOp(op=ast.Or(), values=[_call("_step_", [], node), node.body]), node.body
+        )
+        return node
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:  # type: ignore[override]
+        exc = node.exc
+        target = exc.func if isinstance(exc, ast.Call) else exc
+        if node.cause is not None or not (
+            isinstance(target, ast.Name) and target.id in L.EXCEPTION_NAMES
+        ):
+            self.problem(node, "PL111", "a plan may only 'raise' one of the builtin exceptions "
+                         f"({', '.join(sorted(L.EXCEPTION_NAMES))})")  # fmt: skip
+            return node
+        return self.node_contents_visit(node)
+
+    # -- loops ---------------------------------------------------------------------------
+
+    def visit_While(self, node: ast.While) -> ast.AST:  # type: ignore[override]
+        node = self.node_contents_visit(node)
+        node.body.insert(0, ast.copy_location(ast.Expr(_call("_step_", [], node)), node))
+        return node
+
+    # -- operators -----------------------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:  # type: ignore[override]
+        node = self.node_contents_visit(node)
+        guard = _GUARDED_BINOPS.get(type(node.op))
+        if guard is None:
+            return node
+        if isinstance(node.op, ast.Add) and (_is_number(node.left) or _is_number(node.right)):
+            return node  # number + anything cannot grow a sequence
+        if _is_number(node.left) and _is_number(node.right) and not isinstance(
+            node.op, ast.Pow | ast.LShift | ast.Mult
+        ):
+            return node
+        return _call(guard, [node.left, node.right], node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.AST]:  # type: ignore[override]
+        op = IOPERATOR_TO_STR[type(node.op)]
+        target = node.target
+        if isinstance(target, ast.Name):
+            self.check_name(target, target.id)
+            value = self.visit(node.value)
+            load = ast.copy_location(ast.Name(target.id, ast.Load()), target)
+            call = _call("_inplacevar_", [ast.Constant(op), load, value], node)  # type: ignore[list-item]
+            return ast.copy_location(ast.Assign(targets=[target], value=call), node)
+        if isinstance(target, ast.Subscript):
+            # x[k] += v  ->  _augN = x; _augM = k; _write_(_augN)[_augM] = _inplacevar_(...)
+            container = self.visit(target.value)
+            key = self.visit(target.slice)
+            value = self.visit(node.value)
+            c_name, k_name = self._temp(), self._temp()
+            stmts: list[ast.AST] = [
+                ast.Assign(targets=[ast.Name(c_name, ast.Store())], value=container),
+                ast.Assign(targets=[ast.Name(k_name, ast.Store())], value=key),
+            ]
+            current = _call("_getitem_", [ast.Name(c_name, ast.Load()),
+                                          ast.Name(k_name, ast.Load())], node)  # fmt: skip
+            new = _call("_inplacevar_", [ast.Constant(op), current, value], node)  # type: ignore[list-item]
+            store = ast.Subscript(
+                value=_call("_write_", [ast.Name(c_name, ast.Load())], node),
+                slice=ast.Name(k_name, ast.Load()),
+                ctx=ast.Store(),
+            )
+            stmts.append(ast.Assign(targets=[store], value=new))
+            for stmt in stmts:
+                ast.copy_location(stmt, node)
+                ast.fix_missing_locations(stmt)
+            return stmts
+        self.problem(node, "PL203", "plans may not set or delete attributes")
+        return node
+
+    def _temp(self) -> str:
+        self._tmp += 1
+        return f"_aug{self._tmp}"
+
+    # -- f-strings -----------------------------------------------------------------------
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:  # type: ignore[override]
+        value = self.visit(node.value)
+        spec: ast.expr = ast.Constant("")
+        if node.format_spec is not None:
+            spec = self.visit(node.format_spec)  # type: ignore[assignment]
+        call = _call("_fmt_", [value, ast.Constant(node.conversion), spec], node)  # type: ignore[list-item]
+        return ast.copy_location(ast.FormattedValue(value=call, conversion=-1), node)
+
+    # -- module --------------------------------------------------------------------------
+
+    def visit_Module(self, node: ast.Module) -> ast.AST:  # type: ignore[override]
+        return self.node_contents_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:  # type: ignore[override]
+        if node.is_async:
+            self.problem(node.target, "PL105", "async code is not part of the plan language")
+        return super().visit_comprehension(node)  # type: ignore[no-any-return]
+
+    # -- unpacking -----------------------------------------------------------------------
+    # Every value a plan holds is plain data, so the guards need no unpack spec: the calls
+    # stay (the hook is there, and charges loops) without building a dict on every use.
+
+    def protect_unpack_sequence(self, target: ast.Tuple, value: ast.expr) -> ast.Call:
+        return _call("_unpack_sequence_", [value], value)
+
+    def guard_iter(self, node):  # type: ignore[no-untyped-def]
+        node = self.node_contents_visit(node)
+        name = "_iter_unpack_sequence_" if isinstance(node.target, ast.Tuple) else "_getiter_"
+        node.iter = _call(name, [node.iter], node.iter)
+        return node

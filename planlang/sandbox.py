@@ -1,0 +1,235 @@
+"""``Sandbox``: runs checked plan code with the host's words and values, under limits.
+
+The plan's module namespace holds only: the allowed builtins (some replaced by limit-aware
+versions), the guard functions the checker's rewrite calls, and the host's values, copied in
+read-only, with host callables wrapped as host words. A plan run ends in one of four ways: its
+result, ``PlanRefused`` (the check said no), ``PlanLimitError`` or ``PlanRuntimeError``. Nothing
+else leaves ``run``: not ``SystemExit``, not a host word's internals.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from planlang import language as L
+from planlang.check import CheckResult, check, is_checked_code
+from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
+from planlang.guards import Guards
+from planlang.limits import Limits, Meter
+from planlang.values import SCALARS, freeze, thaw
+
+__all__ = ["Sandbox", "current_meter"]
+
+_BASE_BUILTINS: dict[str, Any] = {
+    name: getattr(builtins, name)
+    for name in L.ALLOWED_BUILTINS
+    if name not in ("range", "pow", "iter", "print")
+}
+_running = threading.local()
+
+
+def current_meter() -> Meter | None:
+    """The meter of the plan running on this thread, for host words that wait (they should
+    wait at most ``current_meter().remaining()`` seconds)."""
+    return getattr(_running, "meter", None)
+
+
+class Sandbox:
+    """Runs checked plans with host words and values supplied by the embedder.
+
+    ``host`` maps names to values: callables become host words, ``HostObject`` declares what a
+    plan may see of an object, anything else is copied in as read-only plain data.
+    ``log`` receives the lines a plan prints (default: kept in ``self.printed``).
+    """
+
+    def __init__(
+        self,
+        host: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        *,
+        log: Callable[[str], Any] | None = None,
+    ):
+        self.host = dict(host or {})
+        for name in self.host:
+            if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+                raise ValueError(
+                    f"Host name {name!r} must be an identifier that does not start with '_'."
+                )
+        self.limits = limits or Limits()
+        self.printed: list[str] = []
+        self._log = log
+        self.last_meter: Meter | None = None
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(self, plan: str | CheckResult | Any) -> Any:
+        """Check (if given source) and run a plan; return its ``result`` as plain data."""
+        checked = self._checked(plan)
+        meter = Meter(self.limits)
+        self.last_meter = meter
+        namespace = self._namespace(meter, checked.filename)
+        previous = getattr(_running, "meter", None)
+        _running.meter = meter
+        try:
+            exec(checked.code, namespace)  # noqa: S102 - checked, rewritten, guarded code
+            if meter.tripped is not None:
+                raise meter.tripped
+            result = namespace.get("result")
+            return thaw(result, namespace, "The plan's result")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - nothing a plan does may escape as-is
+            raise _as_plan_error(error, meter, checked.filename) from error
+        finally:
+            _running.meter = previous
+            # Plan functions the host still holds (say, in a worker) must not outlive the run.
+            if meter.tripped is None:
+                meter.tripped = PlanLimitError("finished", "The plan has already finished.")
+
+    def _checked(self, plan: str | CheckResult | Any) -> CheckResult:
+        if isinstance(plan, str):
+            result = check(plan)
+        else:
+            result = getattr(plan, "check_result", plan)
+        if not isinstance(result, CheckResult):
+            raise TypeError(
+                f"Sandbox.run() takes plan source or a checked plan, not {type(plan).__name__}."
+            )
+        if not result.ok:
+            raise PlanRefused(result.problems, filename=result.filename)
+        if not is_checked_code(result.code):
+            raise PlanRefused(
+                (), filename=result.filename
+            ) from TypeError("The code was not compiled by planlang.check.")
+        return result
+
+    # -- the plan's namespace ------------------------------------------------------------
+
+    def _namespace(self, meter: Meter, filename: str) -> dict[str, Any]:
+        namespace: dict[str, Any] = {"__name__": "plan"}
+        guards = Guards(meter, namespace)
+        guards.host_word = lambda name, fn: _host_word(name, fn, meter, namespace)
+        plan_builtins = dict(_BASE_BUILTINS)
+        plan_builtins.update(
+            range=lambda *args: _range(meter, *args),
+            pow=guards.pow,
+            iter=lambda obj: iter(obj),
+            print=self._printer(guards),
+        )
+        namespace["__builtins__"] = plan_builtins
+        namespace.update(
+            _getattr_=guards.getattr,
+            _getitem_=_getitem,
+            _getiter_=guards.getiter,
+            _write_=guards.write,
+            _inplacevar_=guards.inplacevar,
+            _unpack_sequence_=guards.unpack_sequence,
+            _iter_unpack_sequence_=guards.iter_unpack_sequence,
+            _apply_=guards.apply,
+            _enter_=meter.enter,
+            _leave_=meter.leave,
+            _step_=guards.step,
+            _add_=guards.add,
+            _mul_=guards.mul,
+            _pow_=guards.pow,
+            _lshift_=guards.lshift,
+            _mod_=guards.mod,
+            _fmt_=guards.fmt,
+        )
+        for name, value in self.host.items():
+            namespace[name] = freeze(value, guards.host_word, name)
+        return namespace
+
+    def _printer(self, guards: Guards) -> Callable[..., None]:
+        def plan_print(*args: Any, sep: str = " ") -> None:
+            line = guards._sized_join(str(sep))([str(a) for a in args])
+            if self._log is not None:
+                self._log(line)
+            else:
+                self.printed.append(line)
+
+        return plan_print
+
+
+def _getitem(obj: Any, key: Any) -> Any:
+    """``obj[key]``: every value a plan can hold is plain data or a proxy without items."""
+    return obj[key]
+
+
+def _range(meter: Meter, *args: Any) -> range:
+    try:
+        r = range(*args)
+        n = len(r)
+    except OverflowError:
+        meter.trip("size", "range() would make more items than a plan may use.")
+        raise  # unreachable: trip raises
+    meter.allow_size(n, "range()")
+    return r
+
+
+def _host_word(
+    name: str, fn: Callable[..., Any], meter: Meter, namespace: dict[str, Any]
+) -> Callable[..., Any]:
+    """Wrap a host callable: count it, watch the clock around it, copy its result in."""
+    where = f"The host word {name!r}"
+    monotonic = time.monotonic
+
+    def word(*args: Any, **kwargs: Any) -> Any:
+        if meter.tripped is not None:
+            raise meter.tripped
+        meter.steps += 1
+        if meter.steps >= meter.next_check or monotonic() > meter.deadline:
+            meter.checkpoint()
+        result = fn(*args, **kwargs)
+        if meter.tripped is not None:
+            raise meter.tripped
+        if monotonic() > meter.deadline:
+            meter.checkpoint()
+        if type(result) in SCALARS:
+            return result
+        return thaw(result, namespace, where)
+
+    word.__name__ = word.__qualname__ = name
+    return word
+
+
+def _plan_line(error: BaseException, filename: str) -> int | None:
+    """The innermost line of the plan's own code in the error's traceback."""
+    line = None
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _as_plan_error(error: BaseException, meter: Meter, filename: str) -> PlanError:
+    line = _plan_line(error, filename)
+    if isinstance(error, PlanLimitError) or (
+        meter.tripped is not None and not isinstance(error, PlanError)
+    ):
+        limit = error if isinstance(error, PlanLimitError) else meter.tripped
+        assert limit is not None
+        return PlanLimitError(limit.kind, limit.message, line=line, filename=filename)
+    if isinstance(error, PlanError):
+        return error
+    if isinstance(error, RecursionError):
+        return PlanLimitError(
+            "depth", "The plan nested calls deeper than Python allows.", line=line,
+            filename=filename,
+        )  # fmt: skip
+    if isinstance(error, MemoryError):
+        return PlanLimitError("memory", "The plan ran out of memory.", line=line, filename=filename)
+    kind = type(error).__name__
+    text = str(error)
+    message = f"{kind}: {text}" if text else kind
+    return PlanRuntimeError(message, error_type=kind, line=line, filename=filename)
+
+
+_FUNCTION_TYPES = (types.FunctionType,)

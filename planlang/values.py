@@ -1,0 +1,165 @@
+"""What crosses the wall between the host and a plan.
+
+Going in, every value the host hands over is copied into read-only plain data, so a plan can
+read its inputs but never change the host's objects (and the host's own copies are untouched
+whatever the plan does). Objects that are not plain data show only what the embedder declared
+with ``HostObject``; callables become host words. Coming back, results of host words are copied
+into fresh plain data the plan owns, so no host internals ride along.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["HostObject", "HostProxy", "ReadOnlyDict", "ReadOnlyList", "READONLY_TYPES"]
+
+SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+def _read_only(*_args: Any, **_kwargs: Any) -> Any:
+    raise TypeError("This value was handed in by the host and is read-only; copy it first.")
+
+
+class ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """A dict the plan may read but not change. Mutators raise, for host code too."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    update = pop = popitem = clear = setdefault = _read_only
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
+
+    def copy(self) -> dict[Any, Any]:  # a plain, writable shallow copy
+        return dict(self)
+
+
+class ReadOnlyList(list):  # type: ignore[type-arg]
+    """A list the plan may read but not change."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __repr__(self) -> str:
+        return list.__repr__(self)
+
+    def copy(self) -> list[Any]:
+        return list(self)
+
+
+READONLY_TYPES: frozenset[type] = frozenset({ReadOnlyDict, ReadOnlyList, tuple, frozenset})
+
+
+@dataclasses.dataclass(frozen=True)
+class HostObject:
+    """An object the host hands to a plan, with the only names the plan may use on it.
+
+    ``methods`` become host words (their results are copied back as plain data);
+    ``attributes`` are read-only and copied in as plain data when read.
+    """
+
+    obj: Any
+    methods: Iterable[str] = ()
+    attributes: Iterable[str] = ()
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in (*self.methods, *self.attributes):
+            if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+                raise ValueError(
+                    f"HostObject cannot declare {name!r}: names must be identifiers "
+                    "that do not start with '_'."
+                )
+
+
+class HostProxy:
+    """The plan's view of a host object: declared names only, nothing to write."""
+
+    __slots__ = ("_target", "_methods", "_attributes", "_label")
+
+    def __init__(
+        self, target: Any, methods: frozenset[str], attributes: frozenset[str], label: str
+    ):
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_methods", methods)
+        object.__setattr__(self, "_attributes", attributes)
+        object.__setattr__(self, "_label", label)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError(f"The host object {self._label!r} is read-only.")
+
+    def __repr__(self) -> str:
+        return f"<host object {self._label}>"
+
+
+def freeze(value: Any, wrap_callable: Callable[[str, Callable[..., Any]], Any], label: str) -> Any:
+    """Copy a host value into read-only plain data for the plan (recursively).
+
+    Callables become host words through ``wrap_callable``; other objects become proxies that
+    expose nothing unless declared with ``HostObject``.
+    """
+    kind = type(value)
+    if kind in SCALARS:
+        return value
+    if isinstance(value, HostObject):
+        return HostProxy(
+            value.obj,
+            frozenset(value.methods),
+            frozenset(value.attributes),
+            value.name or label,
+        )
+    if isinstance(value, HostProxy):
+        return value
+    if isinstance(value, Mapping):
+        return ReadOnlyDict(
+            (freeze(k, wrap_callable, label), freeze(v, wrap_callable, f"{label}[{k!r}]"))
+            for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        items = [freeze(v, wrap_callable, f"{label}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if isinstance(value, tuple) else ReadOnlyList(items)
+    if isinstance(value, set | frozenset):
+        return frozenset(freeze(v, wrap_callable, label) for v in value)
+    if callable(value) and not isinstance(value, type):
+        return wrap_callable(label, value)
+    return HostProxy(value, frozenset(), frozenset(), label)
+
+
+def thaw(value: Any, plan_globals: Mapping[str, Any] | None, where: str) -> Any:
+    """Copy a value into fresh, writable plain data the plan (or the host) owns.
+
+    Used for host-word results going in and for the plan's result coming out. Plan functions
+    (defined by this plan) and host proxies pass through; anything else that is not plain
+    data is refused with a TypeError naming ``where`` it came from.
+    """
+    kind = type(value)
+    if kind in SCALARS:
+        return value
+    if kind is dict or isinstance(value, Mapping):
+        return {thaw(k, plan_globals, where): thaw(v, plan_globals, where) for k, v in value.items()}
+    if kind is list or kind is ReadOnlyList:
+        return [thaw(v, plan_globals, where) for v in value]
+    if kind is tuple:
+        return tuple(thaw(v, plan_globals, where) for v in value)
+    if kind is set or kind is frozenset:
+        return kind(thaw(v, plan_globals, where) for v in value)
+    if isinstance(value, HostProxy):
+        return value
+    if (
+        plan_globals is not None
+        and isinstance(value, types.FunctionType)
+        and value.__globals__ is plan_globals
+    ):
+        return value
+    dump = getattr(value, "model_dump", None)  # pydantic models are plain data in disguise
+    if callable(dump) and not isinstance(value, type):
+        return thaw(dump(mode="json"), plan_globals, where)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return thaw(dataclasses.asdict(value), plan_globals, where)
+    if isinstance(value, list | tuple):  # subclasses such as named tuples
+        return [thaw(v, plan_globals, where) for v in value]
+    raise TypeError(f"{where} gave a {kind.__name__}, which is not plain data.")
