@@ -1,0 +1,112 @@
+"""Child process of ``bench.proof``: import one module of a corpus copy, run its doctests.
+
+Run as ``python -I _doctest_child.py ROOT MODULE RELPATH RESULT FLAGS GLOBALS``. Isolated mode
+keeps the user's environment out; ROOT is put first on ``sys.path`` by hand so the examples run
+against the corpus copy, never an installed package of the same name. Docstrings are found in
+the source text (not by introspection) so every example has an exact file line. The result is
+written as JSON to RESULT, because examples may print to or close standard output.
+"""
+
+import ast
+import doctest
+import importlib
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+
+class Recorder(doctest.DocTestRunner):
+    """A doctest runner that keeps a pass/fail record per example instead of printing."""
+
+    def __init__(self, optionflags: int) -> None:
+        super().__init__(verbose=False, optionflags=optionflags)
+        self.records: list[dict[str, object]] = []
+        self.missing: str | None = None
+
+    def _record(self, test: Any, example: Any, ok: bool, got: str) -> None:
+        self.records.append(
+            {
+                "name": test.name,
+                "line": test.lineno + example.lineno + 1,
+                "source": example.source,
+                "want": example.want,
+                "got": got[:500],
+                "ok": ok,
+            }
+        )
+
+    def report_start(self, out: Any, test: Any, example: Any) -> None:
+        pass
+
+    def report_success(self, out: Any, test: Any, example: Any, got: str) -> None:
+        self._record(test, example, True, got)
+
+    def report_failure(self, out: Any, test: Any, example: Any, got: str) -> None:
+        self._record(test, example, False, got)
+
+    def report_unexpected_exception(self, out: Any, test: Any, example: Any, exc_info: Any) -> None:
+        kind, value = exc_info[0], exc_info[1]
+        if issubclass(kind, ModuleNotFoundError) and self.missing is None:
+            self.missing = getattr(value, "name", None) or str(value)
+        text = "".join(traceback.format_exception_only(kind, value)).strip()
+        self._record(test, example, False, text)
+
+
+def docstrings(tree: ast.Module, module_name: str) -> list[tuple[str, int, str]]:
+    """(qualified name, 0-based line of the string, raw docstring) of module/class/def."""
+    found: list[tuple[str, int, str]] = []
+    doc = ast.get_docstring(tree, clean=False)
+    if doc is not None:
+        found.append((module_name, tree.body[0].lineno - 1, doc))
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + child.name
+                text = ast.get_docstring(child, clean=False)
+                if text is not None:
+                    found.append((name, child.body[0].lineno - 1, text))
+                if isinstance(child, ast.ClassDef):
+                    visit(child, name + ".")
+            elif not isinstance(child, ast.expr):
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def main() -> None:
+    root, module_name, relative, result_path, flags, globals_json = sys.argv[1:7]
+    sys.path.insert(0, root)
+    result: dict[str, object] = {"status": "ok", "detail": "", "examples": []}
+    try:
+        extra = {
+            alias: importlib.import_module(name) for alias, name in json.loads(globals_json).items()
+        }
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        result.update(status="missing", detail=str(error.name or error))
+    except BaseException as error:  # any import failure is reported
+        result.update(status="import_error", detail=f"{type(error).__name__}: {error}"[:500])
+    else:
+        path = os.path.join(root, relative)
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        parser = doctest.DocTestParser()
+        runner = Recorder(int(flags))
+        for name, lineno, text in docstrings(tree, module_name):
+            globs = dict(module.__dict__)
+            globs.update(extra)
+            test = parser.get_doctest(text, globs, name, path, lineno)
+            runner.run(test, out=lambda _text: None, clear_globs=True)
+        result["examples"] = runner.records
+        if runner.missing is not None:
+            result.update(status="missing", detail=runner.missing)
+    with open(result_path, "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""Plant proven bugs: one per chosen file, in a function with examples, each shown by a test.
+
+Choice is seeded (files shuffled with ``random.Random(seed)``, edits per file with a generator
+seeded by seed and path), and results are taken in that order whatever order the two workers
+finish in, so the same source, seed and count give the same key. A bug counts only when at
+least one and at most 40% of its file's examples fail: one that breaks nothing is not proven,
+one that breaks everything is too easy to find.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import random
+import re
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from bench.corpus import Corpus
+from bench.edits import KINDS, Edit, apply, candidates
+from bench.proof import Proof
+from bench.workspace import Slot, borrowed, slots
+from kit.source import function_spans
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+MAX_FAILING_SHARE = 0.4
+MIN_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A proven bug, in the original file's line numbers."""
+
+    path: str
+    function: str
+    edit: Edit
+    examples: int
+    failing: tuple[dict[str, object], ...]
+
+
+@dataclass
+class Outcome:
+    """What happened to one file: planted, skipped (with a reason) or not provable."""
+
+    path: str
+    planted: Planted | None = None
+    skipped: str | None = None
+    tried: int = 0
+    doctest_seconds: float = 0.0
+
+
+@dataclass
+class Planting:
+    """All outcomes in seeded order, and the chosen bugs (the first ``count`` planted)."""
+
+    bugs: list[Planted] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    eligible: int = 0
+
+    @property
+    def doctest_seconds(self) -> float:
+        return sum(outcome.doctest_seconds for outcome in self.outcomes)
+
+
+def count_examples(docstring: str) -> int:
+    return len(doctest.DocTestParser().get_examples(docstring))
+
+
+def eligible_functions(source: str) -> list[tuple[str, int, int, FunctionNode]]:
+    """(name, start, end, node) of top-level functions whose own docstring has examples."""
+    found = []
+    for span in function_spans(source):
+        doc = ast.get_docstring(span.node, clean=False)
+        if doc and count_examples(doc) > 0:
+            found.append((span.name, span.start, span.end, span.node))
+    return found
+
+
+def file_examples(source: str) -> int:
+    """Static count of doctest examples in all docstrings of a file."""
+    tree = ast.parse(source)
+    total = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            total += count_examples(doc) if doc else 0
+    return total
+
+
+def plant(
+    corpus: Corpus,
+    count: int,
+    seed: int,
+    timeout: float = 60.0,
+    attempts: int = 12,
+    workers: int = 2,
+    progress: Callable[[Outcome], None] | None = None,
+) -> Planting:
+    """Plant up to ``count`` proven bugs in distinct files of ``corpus``."""
+    rng = random.Random(seed)
+    order = [path for path in corpus.files if _is_candidate(corpus, path)]
+    rng.shuffle(order)
+    kinds = list(KINDS)
+    rng.shuffle(kinds)
+    result = Planting(eligible=len(order))
+    done: dict[int, Outcome] = {}
+    with slots(corpus, workers) as pool, ThreadPoolExecutor(workers) as executor:
+        pending: dict[Future[Outcome], int] = {}
+        next_index = 0
+        while True:
+            while (
+                len(pending) < workers * 2 and next_index < len(order) and not _enough(done, count)
+            ):
+                position, path = next_index, order[next_index]
+                preference = kinds[position % len(kinds) :] + kinds[: position % len(kinds)]
+
+                def task(path: str = path, preference: list[str] = preference) -> Outcome:
+                    with borrowed(pool) as slot:
+                        return _try_file(slot, path, seed, preference, timeout, attempts)
+
+                pending[executor.submit(task)] = position
+                next_index += 1
+            if not pending:
+                break
+            finished, _ = wait(pending, return_when="FIRST_COMPLETED")
+            for future in finished:
+                done[pending.pop(future)] = outcome = future.result()
+                if progress:
+                    progress(outcome)
+            if _enough(done, count):
+                for future in pending:
+                    future.cancel()
+                wait(pending)
+                break
+    for position in range(len(order)):
+        if len(result.bugs) >= count or position not in done:
+            break
+        outcome = done[position]
+        result.outcomes.append(outcome)
+        if outcome.planted is not None:
+            result.bugs.append(outcome.planted)
+    return result
+
+
+def _is_candidate(corpus: Corpus, path: str) -> bool:
+    try:
+        source = (corpus.root / path).read_text(encoding="utf-8")
+        return file_examples(source) >= MIN_EXAMPLES and bool(eligible_functions(source))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return False
+
+
+def _enough(done: dict[int, Outcome], count: int) -> bool:
+    """True when the first ``count`` planted files in seeded order are all known."""
+    found = 0
+    for position in range(len(done) + 1):
+        if position not in done:
+            return False
+        if done[position].planted is not None:
+            found += 1
+            if found >= count:
+                return True
+    return False
+
+
+def _try_file(
+    slot: Slot, path: str, seed: int, preference: list[str], timeout: float, attempts: int
+) -> Outcome:
+    outcome = Outcome(path)
+    baseline = slot.run(path, timeout)
+    outcome.doctest_seconds += baseline.seconds
+    if not baseline.all_pass:
+        outcome.skipped = baseline.problem()
+        return outcome
+    source = slot.read(path)
+    for name, edit in _ordered_edits(source, path, seed, preference)[:attempts]:
+        outcome.tried += 1
+        edit_timeout = min(timeout, max(5.0, 5 * baseline.seconds))
+        proof = slot.run(path, edit_timeout, apply(source, edit))
+        outcome.doctest_seconds += proof.seconds
+        if _proves(proof, baseline.total):
+            failing = tuple(_clean(example.to_json()) for example in proof.failed)
+            outcome.planted = Planted(path, name, edit, baseline.total, failing)
+            return outcome
+    return outcome
+
+
+def _proves(proof: Proof, total: int) -> bool:
+    failed = len(proof.failed)
+    return proof.status == "ok" and 1 <= failed <= MAX_FAILING_SHARE * total
+
+
+def _ordered_edits(
+    source: str, path: str, seed: int, preference: list[str]
+) -> list[tuple[str, Edit]]:
+    """Edits of the file's example-bearing functions, round robin over kinds by preference."""
+    rng = random.Random(f"{seed}:{path}")
+    by_kind: dict[str, list[tuple[str, Edit]]] = {kind: [] for kind in preference}
+    for name, start, end, node in eligible_functions(source):
+        for edit in candidates(source, node):
+            if start <= edit.line <= end:
+                by_kind[edit.kind].append((name, edit))
+    for edits in by_kind.values():
+        rng.shuffle(edits)
+    ordered: list[tuple[str, Edit]] = []
+    while any(by_kind.values()):
+        for kind in preference:
+            if by_kind[kind]:
+                ordered.append(by_kind[kind].pop(0))
+    return ordered
+
+
+def _clean(example: dict[str, object]) -> dict[str, object]:
+    """Drop run-specific memory addresses so the key is identical from run to run."""
+    return {
+        key: re.sub(r"0x[0-9a-fA-F]+", "0x...", value) if isinstance(value, str) else value
+        for key, value in example.items()
+    }
