@@ -1,0 +1,1 @@
+"""algos: small classic algorithms with doctest examples, the default benchmark corpus."""
