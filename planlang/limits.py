@@ -125,9 +125,14 @@ class Meter:
     def trip(self, kind: str, message: str) -> None:
         """Latch the limit and raise it; every later check raises the same error."""
         error = PlanLimitError(kind, message)
+        self.close(error)
+        raise error
+
+    def close(self, error: PlanLimitError) -> None:
+        """Latch ``error``: the very next step, call or loop raises it (no step passes)."""
         if self.tripped is None:
             self.tripped = error
-        raise error
+        self.next_check = -1
 
     def remaining(self) -> float:
         """Seconds left before the time limit; host words that wait should wait no longer."""

@@ -50,6 +50,8 @@ class PlanPolicy(RestrictingNodeTransformer):
     # -- reporting -----------------------------------------------------------------------
 
     def problem(self, node: ast.AST, code: str, message: str) -> None:
+        if not hasattr(node, "lineno"):
+            node = getattr(self, "_where", node)
         line = getattr(node, "lineno", 1) or 1
         col = (getattr(node, "col_offset", 0) or 0) + 1
         self.problems.append(RawProblem(line, col, code, message))
@@ -68,6 +70,8 @@ class PlanPolicy(RestrictingNodeTransformer):
     # -- deny by default -----------------------------------------------------------------
 
     def visit(self, node: ast.AST) -> ast.AST | list[ast.AST] | None:
+        if hasattr(node, "lineno"):
+            self._where = node  # operators carry no position: report them at their expression
         if type(node) not in _ALLOWED_NODES:
             self.not_allowed(node)
             return node
@@ -158,7 +162,6 @@ class PlanPolicy(RestrictingNodeTransformer):
         ):
             self.problem(node, "PL111", "a plan may only 'raise' one of the builtin exceptions "
                          f"({', '.join(sorted(L.EXCEPTION_NAMES))})")  # fmt: skip
-            return node
         return self.node_contents_visit(node)
 
     # -- loops ---------------------------------------------------------------------------

@@ -88,8 +88,7 @@ class Sandbox:
         finally:
             _running.meter = previous
             # Plan functions the host still holds (say, in a worker) must not outlive the run.
-            if meter.tripped is None:
-                meter.tripped = PlanLimitError("finished", "The plan has already finished.")
+            meter.close(PlanLimitError("finished", "The plan has already finished."))
 
     def _checked(self, plan: str | CheckResult | Any) -> CheckResult:
         if isinstance(plan, str):

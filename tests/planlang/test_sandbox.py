@@ -1,0 +1,224 @@
+"""planlang.Sandbox: host words in, plain data out, limits enforced, errors at the plan's line."""
+
+import copy
+import threading
+import time
+
+import pytest
+
+import planlang
+from planlang import HostObject, Limits, PlanLimitError, PlanRefused, PlanRuntimeError, Sandbox
+
+
+def fake_agent(prompt, schema=None):
+    return {"answer": prompt.upper(), "tags": ["a", "b"]}
+
+
+def test_the_contract_example_runs_and_returns_result():
+    inputs = {"files": ["a.py", "b.py"], "budget": 3}
+    box = Sandbox(host={"agent": fake_agent, "inputs": inputs}, limits=Limits(steps=10_000))
+    source = 'result = [agent(f"read {f}")["answer"] for f in inputs["files"]]\n'
+    assert planlang.check(source).ok
+    assert box.run(source) == ["READ A.PY", "READ B.PY"]
+
+
+def test_a_plan_without_result_returns_none():
+    assert Sandbox().run("x = 1\n") is None
+
+
+def test_run_refuses_unchecked_source_with_all_problems():
+    with pytest.raises(PlanRefused) as caught:
+        Sandbox().run("import os\nclass A:\n    pass\n")
+    assert [p.code for p in caught.value.problems] == ["PL101", "PL102"]
+
+
+def test_run_accepts_a_check_result_but_not_a_forged_one():
+    checked = planlang.check("result = 2 + 2\n")
+    assert Sandbox().run(checked) == 4
+    forged = planlang.CheckResult("plan.py", checked.sha256, (), compile("result = 5", "p", "exec"))
+    with pytest.raises(PlanRefused):
+        Sandbox().run(forged)
+
+
+def test_host_word_results_are_fresh_plan_data():
+    shared = {"k": [1, 2]}
+    box = Sandbox(host={"get": lambda: shared})
+    result = box.run('d = get()\nd["k"].append(3)\nd["new"] = 1\nresult = d\n')
+    assert result == {"k": [1, 2, 3], "new": 1}
+    assert shared == {"k": [1, 2]}
+
+
+def test_host_inputs_are_read_only_and_unchanged():
+    inputs = {"files": ["a"], "cfg": {"x": 1}, "tags": {"t"}}
+    before = copy.deepcopy(inputs)
+    attempts = [
+        'inputs["files"].append("b")',
+        'inputs["cfg"]["x"] = 2',
+        'del inputs["cfg"]',
+        'inputs["cfg"].update({"y": 1})',
+        'f = inputs["files"]\nf += ["c"]',
+        'c = inputs["cfg"]\nc |= {"y": 1}',
+        'list.append(inputs["files"], "z")',
+        'inputs["files"][0] = "z"',
+        'inputs["tags"].add("u")',
+    ]
+    for attempt in attempts:
+        with pytest.raises(PlanRuntimeError):
+            Sandbox(host={"inputs": inputs}).run(attempt)
+    assert inputs == before
+
+
+def test_a_plan_may_copy_host_data_and_change_its_copy():
+    inputs = {"files": ["a"]}
+    result = Sandbox(host={"inputs": inputs}).run(
+        'files = list(inputs["files"])\nfiles.append("b")\nresult = files\n'
+    )
+    assert result == ["a", "b"]
+    assert inputs == {"files": ["a"]}
+
+
+class Repo:
+    def __init__(self):
+        self.name = "demo"
+        self.secret = "hunter2"
+
+    def read(self, path):
+        return {"path": path, "text": "x = 1"}
+
+    def delete_everything(self):  # pragma: no cover - must never be reachable
+        raise AssertionError("reached")
+
+
+def test_host_objects_show_only_what_the_embedder_declared():
+    repo = Repo()
+    box = Sandbox(host={"repo": HostObject(repo, methods=["read"], attributes=["name"])})
+    assert box.run('result = [repo.name, repo.read("a.py")["text"]]') == ["demo", "x = 1"]
+    for attempt in ("repo.secret", "repo.delete_everything()", "repo.obj"):
+        with pytest.raises(PlanRuntimeError, match="does not offer"):
+            box.run(f"x = {attempt}")
+    with pytest.raises(PlanRefused):
+        box.run('repo.name = "evil"')
+    assert repo.name == "demo"
+
+
+def test_undeclared_objects_show_nothing():
+    with pytest.raises(PlanRuntimeError, match="does not offer"):
+        Sandbox(host={"repo": Repo()}).run("x = repo.name")
+
+
+def test_a_plan_error_carries_the_plans_own_line():
+    source = "x = 1\ny = 2\n\ndef f(d):\n    return d['missing']\n\nz = f({})\n"
+    with pytest.raises(PlanRuntimeError) as caught:
+        Sandbox().run(source)
+    assert caught.value.line == 5
+    assert caught.value.error_type == "KeyError"
+    assert "plan.py:5" in str(caught.value)
+
+
+def test_a_limit_error_carries_the_plans_line_and_kind():
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(limits=Limits(steps=1000)).run("x = 0\nwhile True:\n    x += 1\n")
+    assert caught.value.kind == "steps"
+    assert caught.value.line in (2, 3)
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ("for i in range(1000):\n    for j in range(1000):\n        pass", "steps"),
+        ("def f(n):\n    return f(n + 1)\nf(0)", "depth"),
+        ("x = 'ab' * 10**7", "size"),
+        ("x = [0] * 10**7", "size"),
+        ("x = 7 ** 10**7", "size"),
+        ("x = 1 << 10**7", "size"),
+        ("x = range(10**8)", "size"),
+        ("x = ','.join(['abc'] * 100) * 10**5", "size"),
+        ("x = 'a'.ljust(10**8)", "size"),
+        ("x = f'{1:>{10**8}}'", "size"),
+        ("s = 'ab'\nfor i in range(40):\n    s = s + s", "size"),
+    ],
+)
+def test_each_limit_ends_the_plan_with_its_kind(source, kind):
+    limits = Limits(steps=100_000, size=100_000, depth=50, seconds=5)
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(limits=limits).run(source)
+    assert caught.value.kind == kind
+
+
+def test_the_time_limit_ends_a_plan_whose_host_word_waits():
+    def slow(seconds):
+        meter = planlang.current_meter()
+        time.sleep(min(seconds, meter.remaining() if meter else seconds))
+        return None
+
+    started = time.monotonic()
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(host={"slow": slow}, limits=Limits(seconds=0.3)).run("slow(30)\nslow(30)\n")
+    assert caught.value.kind == "seconds"
+    assert time.monotonic() - started < 5
+
+
+def test_a_limit_swallowed_by_host_code_still_ends_the_plan():
+    def swallow(thunk):
+        try:
+            thunk()
+        except Exception:
+            return "swallowed"
+
+    source = "def spin():\n    while True:\n        pass\nx = swallow(spin)\ny = 1\n"
+    with pytest.raises(PlanLimitError):
+        Sandbox(host={"swallow": swallow}, limits=Limits(steps=1000)).run(source)
+
+
+@pytest.mark.parametrize("exc", [SystemExit, GeneratorExit, BaseException])
+def test_base_exceptions_from_host_words_never_reach_the_host_as_such(exc):
+    def bad():
+        raise exc("stop")
+
+    with pytest.raises(PlanRuntimeError):
+        Sandbox(host={"bad": bad}).run("bad()")
+
+
+def test_plan_functions_cannot_run_after_the_plan_finished():
+    box = Sandbox()
+    f = box.run("def f():\n    return 1\nresult = f\n")
+    with pytest.raises(PlanLimitError):
+        f()
+
+
+def test_print_goes_to_the_log():
+    lines = []
+    Sandbox(log=lines.append).run("print('a', 1, sep='-')\n")
+    assert lines == ["a-1"]
+
+
+def test_plan_lambdas_run_from_host_threads_are_counted():
+    def parallel(thunks):
+        results = [None] * len(thunks)
+
+        def go(i, t):
+            results[i] = t()
+
+        threads = [threading.Thread(target=go, args=(i, t)) for i, t in enumerate(thunks)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    box = Sandbox(host={"parallel": parallel})
+    assert box.run("result = parallel([lambda i=i: i * i for i in range(4)])") == [0, 1, 4, 9]
+    assert box.last_meter.steps >= 4
+
+
+@pytest.mark.parametrize("bad_name", ["_x", "not an identifier", "__builtins__"])
+def test_host_names_must_be_plain_identifiers(bad_name):
+    with pytest.raises(ValueError, match="must be an identifier"):
+        Sandbox(host={bad_name: 1})
+
+
+def test_limits_are_validated():
+    with pytest.raises(ValueError, match="steps=0"):
+        Limits(steps=0)
+    with pytest.raises(ValueError, match="seconds"):
+        Limits(seconds=-1)
