@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from bench.lint import signature
+
 ATOMS = (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Call)
 
 
@@ -201,10 +203,11 @@ def wrong_index(node: ast.AST, line: Line, scope: Scope) -> Iterator[str]:
             yield line.replace(index, _bumped(line, index, delta))
 
 
-def _local_names(scope: Scope) -> list[str]:
+def _local_names(scope: Scope, before: int) -> list[str]:
+    """Parameters and names assigned on a line before ``before``: they hold a value there."""
     names = {arg.arg for arg in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
     for node in ast.walk(scope):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno < before:
             names.add(node.id)
     return sorted(names - {"self", "cls", "_"})
 
@@ -212,7 +215,7 @@ def _local_names(scope: Scope) -> list[str]:
 def wrong_return(node: ast.AST, line: Line, scope: Scope) -> Iterator[str]:
     """Returning the wrong variable: ``return best`` -> ``return current``."""
     if isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and _is_single_line(node):
-        for name in _local_names(scope):
+        for name in _local_names(scope, node.lineno):
             if name != node.value.id:
                 yield line.replace(node.value, name)
 
@@ -319,13 +322,12 @@ _NO_OP = re.compile(r"[-+]=? 0\b(?!\.)|[*/]=? 1\b(?!\.)|\b0 [-+*] ")
 
 
 def candidates(source: str, scope: Scope) -> list[Edit]:
-    """Every valid one-line edit of every kind in the body of ``scope`` (docstring excluded).
+    """Every one-line edit of every kind in the body of ``scope`` (docstring excluded).
 
-    An edit is valid when the file still parses and its syntax tree changed; the list is in a
-    fixed order (line, kind, text), so a seeded choice over it is reproducible.
+    Not yet validated (see :class:`Validator`); in a fixed order (line, kind, text), so a
+    seeded choice over it is reproducible.
     """
     lines = source.splitlines(keepends=True)
-    original_dump = ast.dump(ast.parse(source))
     body = scope.body[1:] if ast.get_docstring(scope, clean=False) is not None else scope.body
     found: set[Edit] = set()
     for statement in body:
@@ -336,7 +338,6 @@ def candidates(source: str, scope: Scope) -> list[Edit]:
             number = anchor.lineno  # type: ignore[attr-defined]
             text = lines[number - 1]
             content = text.rstrip("\r\n")
-            ending = text[len(content) :]
             for kind, rewrite in KINDS.items():
                 for planted in rewrite(node, Line(content), scope):
                     if planted != content:
@@ -346,16 +347,25 @@ def candidates(source: str, scope: Scope) -> list[Edit]:
         if _NO_OP.search(edit.planted) and not _NO_OP.search(edit.original):
             continue  # "x - 0" reads as a planted edit, not as a mistake someone makes
         chosen.setdefault((edit.line, edit.planted), edit)
-    valid = []
-    for edit in sorted(chosen.values(), key=lambda e: (e.line, e.kind, e.planted)):
-        ending = lines[edit.line - 1][len(edit.original) :]
-        new_source = "".join([*lines[: edit.line - 1], edit.planted + ending, *lines[edit.line :]])
+    return sorted(chosen.values(), key=lambda e: (e.line, e.kind, e.planted))
+
+
+class Validator:
+    """Judges candidate edits of one source: they must parse, change the program, and give a
+    linter nothing new to say. Checking is lazy because it parses the whole file per edit."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.dump = ast.dump(ast.parse(source))
+        self.lint = signature(source)
+
+    def __call__(self, edit: Edit) -> bool:
         try:
-            if ast.dump(ast.parse(new_source)) != original_dump:
-                valid.append(edit)
+            new_source = apply(self.source, edit)
+            changed = ast.dump(ast.parse(new_source)) != self.dump
+            return changed and signature(new_source) == self.lint
         except (SyntaxError, ValueError):
-            continue
-    return valid
+            return False
 
 
 def apply(source: str, edit: Edit) -> str:

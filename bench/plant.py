@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from bench.corpus import Corpus
-from bench.edits import KINDS, Edit, apply, candidates
+from bench.edits import KINDS, Edit, Validator, apply, candidates
 from bench.proof import Proof
 from bench.workspace import Slot, borrowed, slots
 from kit.source import function_spans
@@ -174,7 +174,12 @@ def _try_file(
         outcome.skipped = baseline.problem()
         return outcome
     source = slot.read(path)
-    for name, edit in _ordered_edits(source, path, seed, preference)[:attempts]:
+    valid = Validator(source)
+    for name, edit in _ordered_edits(source, path, seed, preference):
+        if outcome.tried >= attempts:
+            break
+        if not valid(edit):
+            continue
         outcome.tried += 1
         edit_timeout = min(timeout, max(5.0, 5 * baseline.seconds))
         proof = slot.run(path, edit_timeout, apply(source, edit))

@@ -37,10 +37,10 @@ def convex_hull(points):
     """
     ordered = sorted(set(points))
     if len(ordered) <= 1:
-        return upper
+        return ordered
     lower = []
     for point in ordered:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], point) <= 0:
+        while cross(lower[-2], lower[-1], point) <= 0:
             lower.pop()
         lower.append(point)
     upper = []

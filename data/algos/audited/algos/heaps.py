@@ -38,7 +38,7 @@ class MinHeap:
         if self.items:
             self.items[0] = last
             self._sift_down(0)
-        return last
+        return smallest
 
     def _sift_down(self, parent):
         size = len(self.items)
@@ -64,5 +64,5 @@ def k_smallest(items, k):
     """The ``k`` smallest items in increasing order.
     """
     heap = MinHeap(items)
-    count = min(k, len(heap))
+    count = len(heap)
     return [heap.pop() for _ in range(count)]

@@ -1,0 +1,81 @@
+"""A planted bug must not be one a linter finds: no new unused or undefined local names.
+
+An edit such as ``return best`` -> ``return current`` can leave ``best`` assigned and never
+read, or read a name before anything assigns it; ruff or pyflakes would then point straight at
+the bug, and the benchmark would measure the linter, not the audit. This is a small, flow-light
+version of those two checks (F841, F821), enough to compare a file before and after an edit.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}
+
+
+def signature(source: str) -> frozenset[tuple[str, str, str]]:
+    """(kind, function, name) of every unused local and every name read before its binding."""
+    tree = ast.parse(source)
+    module_names = _bound_names(tree.body, top=True)
+    found: set[tuple[str, str, str]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            found |= _check_function(node, module_names)
+    return frozenset(found)
+
+
+def _bound_names(body: list[ast.stmt], top: bool) -> set[str]:
+    names: set[str] = set()
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                names |= set(node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+    return names
+
+
+def _check_function(
+    function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, module_names: set[str]
+) -> set[tuple[str, str, str]]:
+    name = getattr(function, "name", "<lambda>")
+    arguments = function.args
+    params = {
+        a.arg
+        for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        + [x for x in (arguments.vararg, arguments.kwarg) if x]
+    }
+    body: list[ast.stmt] = (
+        function.body if isinstance(function.body, list) else [ast.Expr(function.body)]
+    )
+    stores: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    simple_stores: set[str] = set()
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name):
+                table = stores if isinstance(node.ctx, ast.Store) else loads
+                table[node.id] = min(table.get(node.id, node.lineno), node.lineno)
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                simple_stores |= {t.id for t in targets if isinstance(t, ast.Name)}
+    local_defs = _bound_names(body, top=False)
+    found: set[tuple[str, str, str]] = set()
+    for variable in simple_stores - set(loads) - params:
+        found.add(("unused", name, variable))
+    for variable, first_load in loads.items():
+        if variable in params or variable in module_names or variable in _BUILTINS:
+            continue
+        if variable not in local_defs and variable not in stores:
+            continue  # a closure variable of an enclosing function: not this check's business
+        if variable in stores and stores[variable] > first_load:
+            # Textual order stands in for flow; both sides of an edit are judged the same way.
+            found.add(("before-binding", name, variable))
+    return found
