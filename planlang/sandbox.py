@@ -13,7 +13,7 @@ import builtins
 import threading
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from planlang import language as L
@@ -45,6 +45,7 @@ class Sandbox:
     ``host`` maps names to values: callables become host words, ``HostObject`` declares what a
     plan may see of an object, anything else is copied in as read-only plain data.
     ``log`` receives the lines a plan prints (default: kept in ``self.printed``).
+    ``passthrough`` names host exceptions that end a run as themselves, not as plan errors.
     """
 
     def __init__(
@@ -53,6 +54,7 @@ class Sandbox:
         limits: Limits | None = None,
         *,
         log: Callable[[str], Any] | None = None,
+        passthrough: tuple[type[Exception], ...] = (),
     ):
         self.host = dict(host or {})
         for name in self.host:
@@ -63,6 +65,9 @@ class Sandbox:
         self.limits = limits or Limits()
         self.printed: list[str] = []
         self._log = log
+        # Host errors that mean "stop the run" rather than "the plan failed" (e.g. the
+        # runtime's RunError): they leave ``run`` as they are.
+        self.passthrough = passthrough
         self.last_meter: Meter | None = None
 
     # -- running -------------------------------------------------------------------------
@@ -82,6 +87,8 @@ class Sandbox:
             result = namespace.get("result")
             return thaw(result, namespace, "The plan's result")
         except KeyboardInterrupt:
+            raise
+        except self.passthrough:
             raise
         except BaseException as error:  # noqa: BLE001 - nothing a plan does may escape as-is
             raise _as_plan_error(error, meter, checked.filename) from error
@@ -191,10 +198,17 @@ def _host_word(
             meter.checkpoint()
         if type(result) in SCALARS:
             return result
+        if hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in
+            return _thawed_items(result, namespace, where)
         return thaw(result, namespace, where)
 
     word.__name__ = word.__qualname__ = name
     return word
+
+
+def _thawed_items(items: Iterator[Any], namespace: dict[str, Any], where: str) -> Iterator[Any]:
+    for item in items:
+        yield thaw(item, namespace, where)
 
 
 def _plan_line(error: BaseException, filename: str) -> int | None:

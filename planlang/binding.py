@@ -1,0 +1,86 @@
+"""The host words a plan gets when it runs on a ``runtime.Run``.
+
+``agent``, ``parallel``, ``stream``, ``phase`` and ``log`` are the run's own methods, seen
+through the sandbox (so their results come back as plain data). Each worker is also tagged with
+the plan line that asked for it, so a rehearsal can say which line a failing worker came from.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from runtime import Run
+
+__all__ = ["run_words", "WorkerOrigins"]
+
+
+class WorkerOrigins:
+    """Which plan line asked for each worker label (thread-safe)."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.lines: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def caller_line(self) -> int | None:
+        """The innermost plan line on the calling thread's stack."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return frame.f_lineno
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+
+    def label_for(self, label: str | None) -> str:
+        line = self.caller_line()
+        name = label if label is not None else f"line {line}" if line else "plan"
+        if line is not None:
+            with self._lock:
+                self.lines.setdefault(name, line)
+        return name
+
+
+def run_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], WorkerOrigins]:
+    """The plan's view of ``run``: the five host words, and where each worker came from."""
+    origins = WorkerOrigins(filename)
+
+    def agent(
+        prompt: str,
+        schema: dict[str, Any] | None = None,
+        model: str | None = None,
+        label: str | None = None,
+        system: str | None = None,
+        data: Any = None,
+        sample: int = 0,
+        check: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        return run.agent(
+            prompt,
+            schema=schema,
+            model=model,
+            label=origins.label_for(label),
+            system=system,
+            data=data,
+            sample=sample,
+            check=check,
+        )
+
+    def parallel(thunks: Iterable[Callable[[], Any]]) -> list[Any]:
+        return run.parallel(thunks)
+
+    def stream(
+        thunks: Iterable[Callable[[], Any]], then: Callable[[Any], Any] | None = None
+    ) -> Iterator[tuple[int, Any]]:
+        return iter(run.stream(thunks, then))
+
+    words: dict[str, Any] = {
+        "agent": agent,
+        "parallel": parallel,
+        "stream": stream,
+        "phase": run.phase,
+        "log": run.log,
+    }
+    return words, origins

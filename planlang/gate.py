@@ -1,0 +1,299 @@
+"""The gate: the only way from plan source to execution.
+
+``Gate(policy).submit(source)`` checks and prices the plan, then approves it under the policy or
+holds it for a person, with the reasons. Held plans are stored (SQLite) with their price, and
+``approve(id)`` lets one go. What the gate hands on is an ``ApprovedPlan``: the code compiled from
+exactly the source that was checked and priced, sealed with an HMAC over the source's sha256,
+the compiled code, the policy and the price. Any change (one character of the source, another
+code object, another policy) breaks the seal, and a broken or foreign seal is refused at run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import marshal
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from planlang.check import CheckResult, check, is_checked_code, source_sha256
+from planlang.errors import PlanRefused
+from planlang.price import HostProvider, PriceReport, price
+
+__all__ = ["ApprovedPlan", "Decision", "Gate", "Policy", "TamperedPlan"]
+
+
+class TamperedPlan(PlanRefused):
+    """An approved plan whose source, code, policy or seal no longer match."""
+
+    def __init__(self, reason: str):
+        super().__init__((), filename=None)
+        self.message = f"The approved plan was tampered with: {reason}."
+        self.args = (self.message,)
+
+
+class Policy(BaseModel):
+    """When the gate may let a plan go without a person. ``None`` means no limit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_ceiling: float | None = Field(default=None, ge=0)
+    max_median: float | None = Field(default=None, ge=0)
+    max_credits: float | None = Field(default=None, ge=0)
+    max_wall_seconds: float | None = Field(default=None, ge=0)
+    allow_problems: bool = False
+
+    def sha256(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+    def reasons_to_hold(self, report: PriceReport) -> list[str]:
+        """Every reason this price is not within the policy (empty: approve)."""
+        reasons = []
+        total = report.total["credits"]
+        if self.max_ceiling is not None and report.ceiling > self.max_ceiling:
+            reasons.append(f"hard ceiling {report.ceiling:g} is over {self.max_ceiling:g}")
+        if self.max_median is not None and total.median > self.max_median:
+            reasons.append(f"median credits {total.median:g} are over {self.max_median:g}")
+        if self.max_credits is not None and total.max > self.max_credits:
+            reasons.append(f"the dearest rehearsal, {total.max:g} credits, is over "
+                           f"{self.max_credits:g}")  # fmt: skip
+        wall = report.wall_seconds.median
+        if self.max_wall_seconds is not None and wall > self.max_wall_seconds:
+            reasons.append(f"estimated wall time {wall:g} s is over {self.max_wall_seconds:g} s")
+        if report.problems and not self.allow_problems:
+            reasons.append(f"{len(report.problems)} problem(s) met in rehearsal")
+        return reasons
+
+
+def _price_sha(report: PriceReport) -> str:
+    body = json.dumps(report.to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _code_sha(code: Any) -> str:
+    return hashlib.sha256(marshal.dumps(code)).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApprovedPlan:
+    """A plan the gate let go. Call it with a ``runtime.Run`` to run it (see ``execute``)."""
+
+    id: int
+    source: str
+    sha256: str
+    policy_sha256: str
+    price_sha256: str
+    check_result: CheckResult = field(repr=False)
+    seal: str = field(repr=False)
+    gate: Gate = field(repr=False, compare=False)
+
+    @property
+    def filename(self) -> str:
+        return self.check_result.filename
+
+    @property
+    def code(self) -> Any:
+        return self.check_result.code
+
+    def verify(self) -> None:
+        """Raise ``TamperedPlan`` unless source, code, policy, price and seal all match."""
+        if not isinstance(self.gate, Gate):
+            raise TamperedPlan("it was not issued by a gate")
+        if source_sha256(self.source) != self.sha256:
+            raise TamperedPlan("its source is not the source that was approved")
+        if self.check_result.sha256 != self.sha256 or not self.check_result.ok:
+            raise TamperedPlan("its checked code belongs to another source")
+        if not is_checked_code(self.check_result.code):
+            raise TamperedPlan("its code was not compiled by planlang.check")
+        expected = self.gate._seal(self.sha256, self.check_result.code, self.policy_sha256,
+                                   self.price_sha256)  # fmt: skip
+        if not hmac.compare_digest(expected, self.seal):
+            raise TamperedPlan("its seal does not match its source, code, policy and price")
+        if self.policy_sha256 != self.gate.policy.sha256():
+            raise TamperedPlan("it was approved under another policy")
+
+    def __call__(self, run: Any) -> Any:
+        """Run on ``run`` (a ``runtime.Run``): the runtime sees a plain callable."""
+        from planlang.execute import execute
+
+        return execute(self, run)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's verdict on one submission."""
+
+    id: int
+    status: str  # "approved" or "held"
+    reasons: tuple[str, ...]
+    price: PriceReport
+    plan: ApprovedPlan | None = None
+
+    @property
+    def approved(self) -> bool:
+        return self.status == "approved"
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sha256 TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    source TEXT NOT NULL,
+    policy_sha256 TEXT NOT NULL,
+    price_json TEXT NOT NULL,
+    price_sha256 TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('approved', 'held')),
+    reasons_json TEXT NOT NULL,
+    submitted REAL NOT NULL,
+    decided REAL,
+    decided_by TEXT
+);
+CREATE INDEX IF NOT EXISTS plans_sha ON plans (sha256, policy_sha256, status);
+"""
+
+
+class Gate:
+    """Approves plans under a policy or holds them for a person."""
+
+    def __init__(
+        self,
+        policy: Policy | Mapping[str, Any] | None = None,
+        *,
+        store: str | Path = ":memory:",
+        settings: Any = None,
+        host: HostProvider | Mapping[str, Any] | None = None,
+        inputs: Any = None,
+        seeds: int = 5,
+        latency: float = 2.0,
+    ):
+        self.policy = policy if isinstance(policy, Policy) else Policy(**(policy or {}))
+        self.settings = settings
+        self.host = host
+        self.inputs = inputs
+        self.seeds = seeds
+        self.latency = latency
+        self._key = secrets.token_bytes(32)  # seals are good only in this process
+        self._lock = threading.Lock()
+        if str(store) != ":memory:":
+            Path(store).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(store), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA busy_timeout = 10000")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _seal(self, sha: str, code: Any, policy_sha: str, price_sha: str) -> str:
+        message = "|".join((sha, _code_sha(code), policy_sha, price_sha)).encode()
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+    # -- submitting ----------------------------------------------------------------------
+
+    def submit(self, source: str, filename: str = "plan.py") -> Decision:
+        """Check, price and decide. Raises ``PlanRefused`` when the check says no."""
+        checked = check(source, filename)
+        if not checked.ok:
+            raise PlanRefused(checked.problems, filename=filename)
+        report = price(checked, seeds=self.seeds, settings=self.settings, host=self.host,
+                       inputs=self.inputs, latency=self.latency)  # fmt: skip
+        reasons = self.policy.reasons_to_hold(report)
+        status = "held" if reasons else "approved"
+        plan_id = self._store(checked, source, report, status, reasons)
+        plan = self._issue(plan_id, source, checked, _price_sha(report)) if not reasons else None
+        return Decision(plan_id, status, tuple(reasons), report, plan)
+
+    def _store(
+        self, checked: CheckResult, source: str, report: PriceReport, status: str,
+        reasons: list[str],
+    ) -> int:  # fmt: skip
+        now = time.time()
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT INTO plans (sha256, filename, source, policy_sha256, price_json, "
+                "price_sha256, status, reasons_json, submitted, decided, decided_by) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (checked.sha256, checked.filename, source, self.policy.sha256(),
+                 json.dumps(report.to_dict(), default=str), _price_sha(report), status,
+                 json.dumps(reasons), now, now if status == "approved" else None,
+                 "policy" if status == "approved" else None),
+            )  # fmt: skip
+            return int(cursor.lastrowid or 0)
+
+    def _issue(
+        self, plan_id: int, source: str, checked: CheckResult, price_sha: str
+    ) -> ApprovedPlan:
+        policy_sha = self.policy.sha256()
+        seal = self._seal(checked.sha256, checked.code, policy_sha, price_sha)
+        return ApprovedPlan(plan_id, source, checked.sha256, policy_sha, price_sha, checked,
+                            seal, self)  # fmt: skip
+
+    # -- people ----------------------------------------------------------------------------
+
+    def held(self) -> list[dict[str, Any]]:
+        """Plans waiting for a person, oldest first."""
+        rows = self._db.execute(
+            "SELECT id, filename, sha256, reasons_json, submitted FROM plans "
+            "WHERE status = 'held' ORDER BY id"
+        ).fetchall()
+        return [
+            {
+                "id": r[0],
+                "filename": r[1],
+                "sha256": r[2],
+                "reasons": json.loads(r[3]),
+                "submitted": r[4],
+            }  # fmt: skip
+            for r in rows
+        ]
+
+    def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
+        """Let a held plan go. Its stored source is checked again and bound to the policy."""
+        row = self._row(plan_id)
+        if row["policy_sha256"] != self.policy.sha256():
+            raise PlanRefused((), filename=row["filename"]) from ValueError(
+                f"Plan {plan_id} was priced under another policy; submit it again."
+            )
+        with self._lock:
+            self._db.execute(
+                "UPDATE plans SET status = 'approved', decided = ?, decided_by = ? WHERE id = ?",
+                (time.time(), by, plan_id),
+            )
+        return self.approved(plan_id)
+
+    def approved(self, plan_id: int) -> ApprovedPlan:
+        """The approved plan ``plan_id``, compiled again from its stored source."""
+        row = self._row(plan_id)
+        if row["status"] != "approved":
+            raise PlanRefused((), filename=row["filename"]) from ValueError(
+                f"Plan {plan_id} is held, not approved."
+            )
+        checked = check(row["source"], row["filename"])
+        if checked.sha256 != row["sha256"] or not checked.ok:
+            raise TamperedPlan(f"the stored source of plan {plan_id} changed")
+        return self._issue(plan_id, row["source"], checked, row["price_sha256"])
+
+    def find_approved(self, source: str) -> ApprovedPlan | None:
+        """An existing approval for exactly this source under this policy, if any."""
+        row = self._db.execute(
+            "SELECT id FROM plans WHERE sha256 = ? AND policy_sha256 = ? AND status = 'approved' "
+            "ORDER BY id DESC LIMIT 1",
+            (source_sha256(source), self.policy.sha256()),
+        ).fetchone()
+        return None if row is None else self.approved(int(row[0]))
+
+    def _row(self, plan_id: int) -> dict[str, Any]:
+        cursor = self._db.execute("SELECT * FROM plans WHERE id = ?", (int(plan_id),))
+        row = cursor.fetchone()
+        if row is None:
+            raise KeyError(f"There is no plan {plan_id} at this gate.")
+        return dict(zip([c[0] for c in cursor.description], row, strict=True))

@@ -1,0 +1,265 @@
+"""The stand-in model: free answers that satisfy any JSON schema a plan asks for.
+
+A rehearsal runs a plan against this instead of a real model, so the plan's code paths are
+exercised with data of the right shape (objects with their required fields, arrays of varying
+length, bounded numbers, enums, nested schemas) at no cost. Answers are seeded by the seed and by
+the question itself, so a rehearsal is repeatable whatever order the workers run in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import string
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from runtime import Reply
+
+__all__ = ["StandIn", "UnsatisfiableSchema", "value_for"]
+
+_WORDS = (
+    "alpha bravo cache delta edge frame graph heap index join key loop merge node order path "
+    "queue range shard token union value weight"
+).split()
+_FORMATS = {
+    "date": "2026-01-01",
+    "date-time": "2026-01-01T00:00:00Z",
+    "time": "00:00:00Z",
+    "email": "worker@example.com",
+    "uri": "https://example.com/a",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "hostname": "example.com",
+    "ipv4": "127.0.0.1",
+}
+_TRIES = 8
+
+
+class UnsatisfiableSchema(ValueError):
+    """No value the stand-in can make satisfies this schema (or the schema is invalid)."""
+
+
+class StandIn:
+    """A client (``model, messages, **params -> Reply``) that answers for free."""
+
+    def __init__(self, seed: int = 0, *, max_extra_items: int = 4):
+        self.seed = seed
+        self.max_extra_items = max_extra_items
+
+    def __repr__(self) -> str:
+        return f"StandIn(seed={self.seed})"
+
+    def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        asked = json.dumps([model, messages, params], sort_keys=True, default=str)
+        digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).hexdigest()
+        rng = random.Random(digest)
+        schema = schema_of(messages, params)
+        if schema is None:
+            text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
+            data = None
+        else:
+            data = value_for(schema, rng, max_extra_items=self.max_extra_items)
+            text = json.dumps(data, ensure_ascii=False)
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
+        return Reply(
+            text=text,
+            data=data,
+            prompt_tokens=max(1, prompt_chars // 4),
+            completion_tokens=max(1, len(text) // 4),
+            model=model,
+        )
+
+
+def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a call asks for: from ``response_format``, else from the system text."""
+    fmt = params.get("response_format")
+    if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict):
+        schema = fmt["json_schema"].get("schema")
+        if isinstance(schema, dict):
+            return schema
+    for message in messages:
+        content = str(message.get("content", ""))
+        marker = "JSON schema:\n"
+        if message.get("role") == "system" and marker in content:
+            try:
+                schema = json.loads(content.split(marker, 1)[1])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(schema, dict):
+                return schema
+    return None
+
+
+def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
+    """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        raise UnsatisfiableSchema(f"the JSON schema is not valid: {error.message}") from None
+    validator = Draft202012Validator(schema)
+    maker = _Maker(schema, rng, max_extra_items)
+    last: list[str] = []
+    for _ in range(_TRIES):
+        value = maker.make(schema, depth=0)
+        errors = list(validator.iter_errors(value))
+        if not errors:
+            return value
+        last = [_where(e) for e in errors[:3]]
+    raise UnsatisfiableSchema(
+        "no answer can satisfy the JSON schema (the stand-in tried "
+        f"{_TRIES} times): {'; '.join(last)}"
+    )
+
+
+def _where(error: Any) -> str:
+    """A stable description of a failed keyword (no sample values, so problems dedupe)."""
+    path = "/".join(str(p) for p in error.absolute_schema_path) or "(root)"
+    return f"'{error.validator}' at schema path {path}"
+
+
+class _Maker:
+    """Builds candidate values from the keywords of a schema; the validator has the last word."""
+
+    def __init__(self, root: dict[str, Any], rng: random.Random, extra: int):
+        self.root = root
+        self.rng = rng
+        self.extra = extra
+
+    def make(self, schema: Any, depth: int) -> Any:
+        if schema is True or schema == {}:
+            return self.rng.choice(_WORDS)
+        if schema is False or not isinstance(schema, dict) or depth > 12:
+            return None
+        if "$ref" in schema:
+            return self.make(self.resolve(schema["$ref"]), depth + 1)
+        if "const" in schema:
+            return schema["const"]
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"]) if schema["enum"] else None
+        for key in ("oneOf", "anyOf"):
+            if key in schema and schema[key]:
+                return self.make(self.rng.choice(schema[key]), depth + 1)
+        if "allOf" in schema:
+            merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+            for part in schema["allOf"]:
+                part = self.resolve(part["$ref"]) if "$ref" in part else part
+                for k, v in part.items():
+                    if k == "properties":
+                        merged.setdefault("properties", {}).update(v)
+                    elif k == "required":
+                        merged["required"] = [*merged.get("required", []), *v]
+                    else:
+                        merged.setdefault(k, v)
+            return self.make(merged, depth + 1)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            kinds = [k for k in kind if k != "null"] or kind
+            kind = self.rng.choice(kinds)
+        if kind is None:
+            kind = self._guess(schema)
+        return getattr(self, f"_{kind}", self._null)(schema, depth)
+
+    def resolve(self, ref: str) -> Any:
+        if not ref.startswith("#"):
+            raise UnsatisfiableSchema(f"the stand-in resolves only local $refs, not {ref!r}")
+        node: Any = self.root
+        for part in ref.lstrip("#").strip("/").split("/"):
+            if not part:
+                continue
+            node = node.get(part.replace("~1", "/").replace("~0", "~"), {})
+        return node
+
+    @staticmethod
+    def _guess(schema: dict[str, Any]) -> str:
+        if "properties" in schema or "required" in schema:
+            return "object"
+        if "items" in schema or "prefixItems" in schema:
+            return "array"
+        if "minimum" in schema or "maximum" in schema:
+            return "integer"
+        return "string"
+
+    def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
+        props: dict[str, Any] = schema.get("properties", {})
+        required = list(dict.fromkeys(schema.get("required", [])))
+        optional = [k for k in props if k not in required]
+        chosen = required + [k for k in optional if self.rng.random() < 0.5]
+        return {k: self.make(props.get(k, {}), depth + 1) for k in chosen}
+
+    def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
+        prefix = schema.get("prefixItems", [])
+        low = max(schema.get("minItems", 0), len(prefix))
+        high = schema.get("maxItems", low + self.extra)
+        n = self.rng.randint(low, max(low, min(high, low + self.extra)))
+        items = [self.make(p, depth + 1) for p in prefix]
+        item_schema = schema.get("items", {})
+        seen: list[Any] = list(items)
+        for _ in range(n - len(items)):
+            for _attempt in range(4):
+                value = self.make(item_schema, depth + 1)
+                if not schema.get("uniqueItems") or value not in seen:
+                    break
+            seen.append(value)
+            items.append(value)
+        return items
+
+    def _string(self, schema: dict[str, Any], depth: int) -> str:
+        if schema.get("format") in _FORMATS:
+            return _FORMATS[schema["format"]]
+        low = schema.get("minLength", 1)
+        high = schema.get("maxLength", max(low, 24))
+        if "pattern" in schema:
+            for candidate in _pattern_candidates(self.rng, low, high):
+                if re.search(schema["pattern"], candidate):
+                    return candidate
+        text = " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 4)))
+        while len(text) < low:
+            text += " " + self.rng.choice(_WORDS)
+        return text[:high] if high >= low else text
+
+    def _integer(self, schema: dict[str, Any], depth: int) -> int:
+        low, high = _bounds(schema, integer=True)
+        step = schema.get("multipleOf", 1)
+        value = self.rng.randint(low, high)
+        if isinstance(step, int) and step > 1:
+            value = (value // step) * step
+            if value < low:
+                value += step
+        return value
+
+    def _number(self, schema: dict[str, Any], depth: int) -> float:
+        low, high = _bounds(schema, integer=False)
+        return round(self.rng.uniform(low, high), 3)
+
+    def _boolean(self, schema: dict[str, Any], depth: int) -> bool:
+        return self.rng.random() < 0.5
+
+    def _null(self, schema: dict[str, Any], depth: int) -> None:
+        return None
+
+
+def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
+    low = schema.get("minimum", 0 if "maximum" not in schema else schema["maximum"] - 100)
+    high = schema.get("maximum", low + 100)
+    if "exclusiveMinimum" in schema:
+        low = schema["exclusiveMinimum"] + (1 if integer else 1e-3)
+    if "exclusiveMaximum" in schema:
+        high = schema["exclusiveMaximum"] - (1 if integer else 1e-3)
+    if integer:
+        import math
+
+        low, high = math.ceil(low), math.floor(high)
+    return (low, max(low, high)) if high >= low else (low, high)
+
+
+def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:
+    n = max(low, 1)
+    pool = [
+        "a" * n, "1" * n, "A" * n, "x1", "a_b", "abc-123", "a.py", "src/a.py", "v1.0.0",
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(n)),
+    ]  # fmt: skip
+    return [c for c in pool if low <= len(c) <= max(high, low)]
