@@ -119,3 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# The commands past ``check`` live in their own module; importing it registers them.
+from planlang import cli_run as _cli_run  # noqa: E402,F401

@@ -10,7 +10,6 @@ never rests on samples alone.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 
 from planlang.binding import run_words
 from planlang.check import CheckResult, check
+from planlang.clock import VirtualClock
 from planlang.errors import PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.limits import Limits
 from planlang.sandbox import Sandbox
@@ -109,10 +109,16 @@ def rehearse(
     latency: float = 2.0,
 ) -> Rehearsal:
     """Run the checked plan once against the stand-in seeded with ``seed``."""
-    llm = LLM(ledger=None, client=None, budget=Budget(None), standin=StandIn(seed),
-              settings=settings)  # fmt: skip
+    clock = VirtualClock(latency, settings.concurrency)
+    llm = LLM(ledger=None, client=None, budget=Budget(None),
+              standin=StandIn(seed, on_call=clock.tick), settings=settings)  # fmt: skip
     run = Run(f"rehearsal seed {seed}", llm=llm, settings=settings)
     words, origins = run_words(run, checked.filename)
+    fan_out, streamed = words["parallel"], words["stream"]
+    words["parallel"] = lambda thunks: clock.parallel(fan_out, thunks, run.in_worker())
+    words["stream"] = lambda thunks, then=None: clock.stream(
+        lambda timed: streamed(timed, then), thunks, run.in_worker()
+    )
     extra = host(run) if callable(host) else (host or {})
     box = Sandbox(
         host={**words, **extra, "inputs": inputs if inputs is not None else {}},
@@ -122,8 +128,16 @@ def rehearse(
     )
     problems: list[tuple[str, str, int | None]] = []
     result = None
+    clock_of_plan_thread: dict[str, float] = {}
+
+    def plan(_run: Run) -> Any:
+        try:
+            return box.run(checked)
+        finally:
+            clock_of_plan_thread["elapsed"] = clock.elapsed
+
     try:
-        result = run.run_sync(lambda _run: box.run(checked))
+        result = run.run_sync(plan)
     except PlanLimitError as error:
         problems.append(("limit", f"{error.kind}: {error.message}", error.line))
     except PlanRuntimeError as error:
@@ -136,12 +150,8 @@ def rehearse(
             problems.append(("worker", record.error or "the worker failed", line))
         elif record.status == "refused":
             problems.append(("runaway", record.error or "worker refused", line))
-    accounting = run.accounting.to_dict()
-    wall = sum(
-        math.ceil(tally["calls"] / run.concurrency) * latency
-        for tally in accounting["phases"].values()
-    )
-    return Rehearsal(seed, accounting, len(run.threads), wall, problems, result)
+    wall = clock_of_plan_thread.get("elapsed", 0.0)
+    return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result)
 
 
 def price(

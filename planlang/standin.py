@@ -13,6 +13,7 @@ import json
 import random
 import re
 import string
+from collections.abc import Callable
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -46,14 +47,23 @@ class UnsatisfiableSchema(ValueError):
 class StandIn:
     """A client (``model, messages, **params -> Reply``) that answers for free."""
 
-    def __init__(self, seed: int = 0, *, max_extra_items: int = 4):
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        max_extra_items: int = 4,
+        on_call: Callable[[], None] | None = None,
+    ):
         self.seed = seed
         self.max_extra_items = max_extra_items
+        self.on_call = on_call  # e.g. a rehearsal's virtual clock
 
     def __repr__(self) -> str:
         return f"StandIn(seed={self.seed})"
 
     def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        if self.on_call is not None:
+            self.on_call()
         asked = json.dumps([model, messages, params], sort_keys=True, default=str)
         digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).hexdigest()
         rng = random.Random(digest)

@@ -1,0 +1,243 @@
+"""``planlang price | run | approve | held | runs | show``: the commands past ``check``.
+
+All of them read the project's ``planlang.toml`` (see ``planlang.project``) and keep their state
+in its state folder: the gate's store, the answer ledger and one folder per run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.live import Live
+
+from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
+from planlang.errors import PlanError, PlanRefused
+from planlang.gate import Gate, TamperedPlan
+from planlang.price import price
+from planlang.project import Project, ProjectError, load_project
+from planlang.report import print_price, print_run
+from runtime import LLM, Budget, Ledger, Run, RunError, http_client
+
+EXIT_INTERRUPTED = 130
+
+config_option = click.option(
+    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
+)
+
+
+def _project(config: str | None) -> Project:
+    try:
+        return load_project(config)
+    except ProjectError as error:
+        raise PlanFileError(str(error)) from None
+
+
+def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
+    return Gate(
+        project.policy,
+        store=project.state_dir / "gate.db",
+        settings=project.settings,
+        host=project.host_provider(),
+        inputs=project.inputs,
+        seeds=seeds,
+        latency=latency,
+    )
+
+
+def _refused(error: PlanRefused, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"ok": False, "problems": [p.as_dict() for p in error.problems]}))
+    else:
+        for problem in error.problems:
+            click.echo(problem.render())
+        click.echo(str(error.message) if not error.problems else "The plan was refused.", err=True)
+    sys.exit(EXIT_REFUSED)
+
+
+# -- price -----------------------------------------------------------------------------------
+
+
+@cli.command("price")
+@click.argument("path")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
+              help="How many rehearsals, each with its own seed.")  # fmt: skip
+@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@config_option
+def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
+    """Rehearse a plan against the free stand-in model and print its price."""
+    plan = read_plan(path)
+    project = _project(config)
+    try:
+        report = price(plan.source, seeds=seeds, settings=project.settings,
+                       host=project.host_provider(), inputs=project.inputs, latency=latency,
+                       filename=path)  # fmt: skip
+    except PlanRefused as error:
+        _refused(error, as_json)
+    except ProjectError as error:
+        raise PlanFileError(str(error)) from None
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        print_price(report, Console(), concurrency=project.settings.concurrency, latency=latency)
+    sys.exit(EXIT_OK if report.ok else EXIT_REFUSED)
+
+
+# -- approve / held --------------------------------------------------------------------------
+
+
+@cli.command("approve")
+@click.argument("plan_id", type=int)
+@click.option("--by", default="a person", help="Who approves (kept with the approval).")
+@config_option
+def approve_command(plan_id: int, by: str, config: str | None) -> None:
+    """Approve a held plan by its ID."""
+    gate = _gate(_project(config))
+    try:
+        approved = gate.approve(plan_id, by=by)
+    except KeyError as error:
+        raise PlanFileError(str(error.args[0])) from None
+    except PlanRefused as error:
+        click.echo(f"error: {error.__cause__ or error}", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(
+        f"Approved plan {approved.id} ({approved.filename}, sha256 {approved.sha256[:12]}…)."
+    )
+
+
+@cli.command("held")
+@config_option
+def held_command(config: str | None) -> None:
+    """List plans the gate holds for a person."""
+    held = _gate(_project(config)).held()
+    if not held:
+        click.echo("No plan is held.")
+    for row in held:
+        click.echo(f"{row['id']}  {row['filename']}  {row['sha256'][:12]}…  "
+                   f"{'; '.join(row['reasons'])}")  # fmt: skip
+
+
+# -- run -------------------------------------------------------------------------------------
+
+
+@cli.command("run")
+@click.argument("path")
+@click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
+@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@config_option
+def run_command(path: str, replay: bool, budget: float | None, config: str | None) -> None:
+    """Run an approved plan (submitting it to the gate first if it is new)."""
+    plan = read_plan(path)
+    project = _project(config)
+    gate = _gate(project)
+    try:
+        approved = gate.find_approved(plan.source)
+        if approved is None:
+            decision = gate.submit(plan.source, filename=path)
+            if not decision.approved:
+                click.echo(f"Plan {decision.id} is held for a person: {'; '.join(decision.reasons)}."
+                           f" Approve it with: planlang approve {decision.id}", err=True)  # fmt: skip
+                sys.exit(EXIT_REFUSED)
+            approved = decision.plan
+    except PlanRefused as error:
+        _refused(error, False)
+    assert approved is not None
+    settings = project.settings
+    if replay:
+        client = None
+    else:
+        try:
+            key = settings.api_key.get_secret_value() if settings.api_key else None
+            client = http_client(settings.base_url, key, timeout=settings.timeout,
+                                 retries=settings.retries)  # fmt: skip
+        except ValueError as error:
+            raise PlanFileError(str(error)) from None
+    run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + approved.sha256[:8]
+    folder = project.state_dir / "runs" / run_id
+    ledger = Ledger(project.state_dir / "answers.db")
+    llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
+              mode="replay" if replay else "collect", settings=settings)  # fmt: skip
+    run = Run(path, llm=llm, settings=settings, events_path=folder / "events.jsonl")
+    code = _watch(run, approved, folder, path, "replay" if replay else "collect")
+    ledger.close()
+    if client is not None:
+        client.close()
+    sys.exit(code)
+
+
+def _watch(run: Run, approved: Any, folder: Path, path: str, mode: str) -> int:
+    console = Console(stderr=True)
+    run.start(approved)
+    outcome: Any = None
+    code = EXIT_OK
+    try:
+        with Live(run.statusline(), console=console, refresh_per_second=4,
+                  transient=False) as live:  # fmt: skip
+            while True:
+                try:
+                    outcome = run.wait(timeout=0.25)
+                    break
+                except TimeoutError:
+                    live.update(run.statusline())
+            live.update(run.statusline())
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+        console.print("Interrupted: the run was cancelled; run again to resume from the ledger.")
+    except (PlanError, RunError, TamperedPlan) as error:
+        code = EXIT_REFUSED
+        console.print(f"[red]The run failed:[/red] {error}", highlight=False)
+    _save(run, folder, path, mode, outcome)
+    console.print(f"Run {folder.name}: {run.status}. Details: planlang show {folder.name}")
+    return code
+
+
+def _save(run: Run, folder: Path, path: str, mode: str, result: Any) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "id": folder.name, "filename": path, "status": run.status, "mode": mode,
+        "finished": time.time(), "accounting": run.accounting.to_dict(),
+        "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+    }  # fmt: skip
+    for name, data in (("meta.json", meta), ("threads.json", run.threads_json()),
+                       ("result.json", result)):  # fmt: skip
+        tmp = folder / (name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+        tmp.replace(folder / name)
+
+
+# -- runs / show -----------------------------------------------------------------------------
+
+
+@cli.command("runs")
+@config_option
+def runs_command(config: str | None) -> None:
+    """List past runs, newest last."""
+    folder = _project(config).state_dir / "runs"
+    metas = sorted(folder.glob("*/meta.json")) if folder.exists() else []
+    if not metas:
+        click.echo("No runs yet.")
+    for meta_path in metas:
+        meta = json.loads(meta_path.read_text())
+        total = meta["accounting"]["total"]
+        click.echo(f"{meta['id']}  {meta['status']:<9}  {meta['filename']}  "
+                   f"{total['calls']} calls  {total['credits']:.4g} credits")  # fmt: skip
+
+
+@cli.command("show")
+@click.argument("run_id")
+@config_option
+def show_command(run_id: str, config: str | None) -> None:
+    """Print a run's phases, workers and costs."""
+    folder = _project(config).state_dir / "runs" / run_id
+    if not (folder / "meta.json").exists():
+        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
+    meta = json.loads((folder / "meta.json").read_text())
+    threads = json.loads((folder / "threads.json").read_text())
+    print_run(meta, threads, Console())

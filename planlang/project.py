@@ -1,0 +1,153 @@
+"""A project's configuration for the CLI: ``planlang.toml``.
+
+One file says everything a command needs besides the plan: the runtime settings (the
+``[planlang]`` table, read by ``runtime.Settings``), the host words to register and the inputs
+to hand in (``[plan]``), the gate's policy (``[gate]``) and where state lives (``[state]``)::
+
+    [planlang]
+    concurrency = 8
+    max_agents = 200
+    [planlang.roles.scan]
+    model = "small"
+    price = 0.02
+
+    [plan]
+    host = ["kit.words:host_words"]     # module:callable(run, **options) -> {name: word}
+    options = { corpus = "data/algos/audited" }
+    inputs = "inputs.json"              # a JSON file, or an inline table
+
+    [gate]
+    max_ceiling = 50
+    max_median = 5
+
+    [state]
+    dir = ".planlang"                   # gate.db, answers.db, runs/
+
+Relative paths are taken from the folder of the file. Host providers are imported by name, so
+planlang itself never imports the kit: the dependency stays one-way.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planlang.gate import Policy
+from runtime import Run, Settings
+
+__all__ = ["Project", "ProjectError", "load_project"]
+
+DEFAULT_NAME = "planlang.toml"
+
+
+class ProjectError(ValueError):
+    """The configuration cannot be used; the message says which file and why."""
+
+
+@dataclass
+class Project:
+    root: Path
+    settings: Settings
+    policy: Policy
+    state_dir: Path
+    host_specs: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    inputs: Any = None
+    source: Path | None = None
+
+    def host_provider(self) -> Callable[[Run], Mapping[str, Any]] | None:
+        """One provider calling each configured ``module:callable(run, **options)``."""
+        if not self.host_specs:
+            return None
+        providers = [_import(spec) for spec in self.host_specs]
+        options = dict(self.options)
+
+        def provide(run: Run) -> Mapping[str, Any]:
+            words: dict[str, Any] = {}
+            for provider in providers:
+                words.update(provider(run, **options))
+            return words
+
+        return provide
+
+
+def _import(spec: str) -> Callable[..., Mapping[str, Any]]:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ProjectError(f"A host provider must be written 'module:callable', not {spec!r}.")
+    try:
+        module = importlib.import_module(module_name)
+        provider = getattr(module, attr)
+    except (ImportError, AttributeError) as error:
+        raise ProjectError(f"Cannot load the host provider {spec!r}: {error}") from None
+    if not callable(provider):
+        raise ProjectError(f"The host provider {spec!r} is not callable.")
+    return provider  # type: ignore[no-any-return]
+
+
+def load_project(path: str | Path | None = None, *, start: Path | None = None) -> Project:
+    """Read ``path`` (or ``planlang.toml`` in ``start``/the current folder, if there is one)."""
+    if path is None:
+        candidate = (start or Path.cwd()) / DEFAULT_NAME
+        path = candidate if candidate.exists() else None
+    if path is None:
+        root = start or Path.cwd()
+        return Project(root, Settings(), Policy(), root / ".planlang")
+    file = Path(path)
+    try:
+        table = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProjectError(f"{file}: no such configuration file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ProjectError(f"{file}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ProjectError(f"{file}: not valid TOML: {error}") from None
+    root = file.resolve().parent
+    unknown = set(table) - {"planlang", "plan", "gate", "state"}
+    if unknown:
+        raise ProjectError(f"{file}: unknown tables {sorted(unknown)}; expected planlang, plan, "
+                           "gate, state")  # fmt: skip
+    try:
+        settings = Settings.load(file) if "planlang" in table else Settings()
+        policy = Policy(**table.get("gate", {}))
+    except (ValueError, TypeError) as error:
+        raise ProjectError(f"{file}: {error}") from None
+    plan = table.get("plan", {})
+    state = table.get("state", {})
+    return Project(
+        root=root,
+        settings=settings,
+        policy=policy,
+        state_dir=root / state.get("dir", ".planlang"),
+        host_specs=list(plan.get("host", [])),
+        options=_resolve_paths(plan.get("options", {}), root),
+        inputs=_inputs(plan.get("inputs"), root, file),
+        source=file,
+    )
+
+
+def _resolve_paths(options: dict[str, Any], root: Path) -> dict[str, Any]:
+    """Option values naming existing files or folders relative to the config become absolute."""
+    resolved = {}
+    for key, value in options.items():
+        if isinstance(value, str) and (root / value).exists():
+            value = str(root / value)
+        resolved[key] = value
+    return resolved
+
+
+def _inputs(value: Any, root: Path, file: Path) -> Any:
+    if not isinstance(value, str):
+        return value
+    inputs_path = root / value
+    try:
+        return json.loads(inputs_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProjectError(f"{file}: the inputs file {value!r} does not exist") from None
+    except json.JSONDecodeError as error:
+        raise ProjectError(f"{file}: the inputs file {value!r} is not JSON: {error}") from None
