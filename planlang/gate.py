@@ -184,7 +184,8 @@ class Gate:
         self.latency = latency
         self._key = secrets.token_bytes(32)  # seals are good only in this process
         self._lock = threading.Lock()
-        if str(store) != ":memory:":
+        self._db_path = str(store)
+        if self._db_path != ":memory:":
             Path(store).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(store), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA busy_timeout = 10000")

@@ -208,13 +208,15 @@ class _Maker:
         items = [self.make(p, depth + 1) for p in prefix]
         item_schema = schema.get("items", {})
         seen: list[Any] = list(items)
+        unique = bool(schema.get("uniqueItems"))
         for _ in range(n - len(items)):
-            for _attempt in range(4):
+            for _attempt in range(8):
                 value = self.make(item_schema, depth + 1)
-                if not schema.get("uniqueItems") or value not in seen:
+                if not unique or value not in seen:
+                    seen.append(value)
+                    items.append(value)
                     break
-            seen.append(value)
-            items.append(value)
+            # subtle: when no new distinct value turns up, stop short rather than repeat one
         return items
 
     def _string(self, schema: dict[str, Any], depth: int) -> str:
@@ -243,6 +245,14 @@ class _Maker:
 
     def _number(self, schema: dict[str, Any], depth: int) -> float:
         low, high = _bounds(schema, integer=False)
+        step = schema.get("multipleOf")
+        if isinstance(step, int | float) and step > 0:
+            import math
+
+            k = self.rng.randint(
+                math.ceil(low / step), max(math.ceil(low / step), math.floor(high / step))
+            )
+            return k * step
         return round(self.rng.uniform(low, high), 3)
 
     def _boolean(self, schema: dict[str, Any], depth: int) -> bool:
