@@ -30,7 +30,17 @@ def normalise(path: str) -> str:
     >>> normalise("data/algos/audited/algos/sort.py")
     'algos/sort.py'
     """
-    text = str(path).strip().replace("\\", "/")
+    text = str(path)
+    for _ in range(8):  # each pass can expose more to strip (" / /x"); stop when stable
+        cleaned = _normalise_once(text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def _normalise_once(path: str) -> str:
+    text = path.strip().replace("\\", "/")
     parts = text.split("/")
     if AUDITED in parts:
         # The last "audited" wins: ".../audited/x" means x inside the audited copy.
