@@ -1,0 +1,201 @@
+"""Running the lead's plan, and replanning when the run fails.
+
+A run can fail part way: the plan's own code crashes on an answer it did not expect, a limit
+stops it, or the run ends (the budget is spent, a replay misses). The lead then learns what
+finished (workers per phase, from the run's thread records) and why the failing part failed,
+and writes a revised plan. Nothing finished is paid twice: every answer is in the ledger, so
+the revised plan's questions that were already asked are answered free. A cap on replans stops
+a lead that cannot adapt.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lead.write import LeadHistory, write_plan
+from planlang import PlanError, PlanLimitError, PlanRuntimeError
+from planlang.gate import ApprovedPlan, Decision, Gate
+from runtime import LLM, Run, RunError
+
+__all__ = ["AuditResult", "RunOutcome", "failure_note", "findings_of", "plan_and_run", "run_plan"]
+
+_POLL = 0.05
+
+
+@dataclass
+class RunOutcome:
+    """What one run of one plan did."""
+
+    status: str  # completed, failed, cancelled
+    result: Any
+    error: str | None
+    accounting: dict[str, Any]
+    workers: list[dict[str, Any]]  # id, label, phase, role, status, error
+    wall_seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def calls(self) -> int:
+        return int(self.accounting["total"]["calls"])
+
+    @property
+    def credits(self) -> float:
+        return float(self.accounting["total"]["credits"])
+
+
+def run_plan(
+    plan: ApprovedPlan,
+    llm: LLM,
+    *,
+    title: str = "audit",
+    concurrency: int | None = None,
+    events_path: str | None = None,
+) -> RunOutcome:
+    """Run ``plan`` on a fresh ``Run`` of ``llm``; a run stuck at a spent budget is cancelled.
+
+    A worker that waits at the cap with no call in flight can never go on in a batch run (no
+    one raises the cap), so the run is ended with a reason instead of hanging.
+    """
+    run = Run(title, llm=llm, concurrency=concurrency, events_path=events_path)
+    started = time.perf_counter()
+    run.start(plan)
+    stuck = 0
+    error: BaseException | None = None
+    while True:
+        try:
+            result = run.wait(timeout=_POLL)
+            break
+        except TimeoutError:
+            stuck = stuck + 1 if _spent_out(llm) else 0
+            if stuck >= 3:
+                spent, _, cap = llm.budget.snapshot()
+                run.cancel(f"the budget is spent ({spent:g} of {cap:g} credits)")
+        except (PlanError, RunError) as exc:
+            error, result = exc, None
+            break
+    workers = [
+        {"id": r.id, "label": r.label, "phase": r.phase, "role": r.role, "status": r.status,
+         "error": r.error}
+        for r in run.threads
+    ]  # fmt: skip
+    return RunOutcome(
+        status=run.status if error is None else ("cancelled" if run.status == "cancelled"
+                                                  else "failed"),
+        result=result,
+        error=None if error is None else _describe(error),
+        accounting=run.accounting.to_dict(),
+        workers=workers,
+        wall_seconds=time.perf_counter() - started,
+    )  # fmt: skip
+
+
+def _spent_out(llm: LLM) -> bool:
+    spent, reserved, cap = llm.budget.snapshot()
+    return llm.budget.paused > 0 and reserved == 0 and cap is not None
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, PlanLimitError):
+        return f"a limit stopped the plan ({error.kind}): {error}"
+    if isinstance(error, PlanRuntimeError):
+        return f"the plan's code failed ({error.error_type}): {error}"
+    return f"{type(error).__name__}: {error}"
+
+
+def findings_of(result: Any) -> list[dict[str, Any]]:
+    """The findings a plan's result holds: a list of dicts, or ``{"findings": [...]}``."""
+    if isinstance(result, dict):
+        result = result.get("findings", result.get("bugs"))
+    if not isinstance(result, list):
+        return []
+    return [dict(item) for item in result if isinstance(item, dict)]
+
+
+def failure_note(outcome: RunOutcome, llm: LLM) -> str:
+    """What the lead is told after a failed run: what finished, what failed and why."""
+    phases: dict[str, Counter[str]] = defaultdict(Counter)
+    errors: dict[str, str] = {}
+    for worker in outcome.workers:
+        phases[worker["phase"]][worker["status"]] += 1
+        if worker["status"] == "failed" and worker["phase"] not in errors:
+            errors[worker["phase"]] = f"{worker['label']}: {worker['error']}"
+    lines = [f"Your plan's run failed: {outcome.error}", "What finished before that:"]
+    if not phases:
+        lines.append("  nothing: no worker was started.")
+    for phase, counts in phases.items():
+        done = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        lines.append(f"  phase {phase}: workers {done}")
+        if phase in errors:
+            lines.append(f"    first failure: {errors[phase]}")
+    spent, _, cap = llm.budget.snapshot()
+    left = "unlimited" if cap is None else f"{cap - spent:g}"
+    lines += [
+        f"Credits spent so far: {spent:g}; left: {left}.",
+        "Every answer that finished is stored: asking exactly the same again (same shard, "
+        "lens, sample) is free. Write a revised plan that avoids the failure, in one "
+        "```python block.",
+    ]
+    return "\n".join(lines)
+
+
+@dataclass
+class AuditResult:
+    """The whole path: the lead's plans, each run, and the findings of the last good run."""
+
+    status: str  # completed, held, failed
+    findings: list[dict[str, Any]]
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    history: LeadHistory = field(default_factory=LeadHistory)
+    decision: Decision | None = None
+    reason: str | None = None
+
+    @property
+    def replans(self) -> int:
+        return max(0, len(self.outcomes) - 1)
+
+
+def plan_and_run(
+    sheet: str,
+    lead_llm: LLM,
+    worker_llm: LLM,
+    gate: Gate,
+    *,
+    max_replans: int = 2,
+    max_repairs: int = 3,
+    concurrency: int | None = None,
+    on_outcome: Callable[[RunOutcome], None] | None = None,
+) -> AuditResult:
+    """Write a plan, run it, and replan after a failure at most ``max_replans`` times."""
+    if max_replans < 0:
+        raise ValueError(f"max_replans must be 0 or more; got {max_replans!r}.")
+    history = LeadHistory()
+    audit = AuditResult("failed", [], history=history)
+    note: str | None = None
+    for attempt in range(max_replans + 1):
+        plan, history = write_plan(sheet, lead_llm, gate=gate, max_repairs=max_repairs,
+                                   history=history, note=note)  # fmt: skip
+        if isinstance(plan, Decision):
+            audit.status, audit.decision = "held", plan
+            audit.reason = "the gate held the plan: " + "; ".join(plan.reasons)
+            return audit
+        outcome = run_plan(plan, worker_llm, title=f"audit plan {attempt + 1}",
+                           concurrency=concurrency)  # fmt: skip
+        audit.outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+        if outcome.ok:
+            audit.status, audit.findings = "completed", findings_of(outcome.result)
+            return audit
+        note = failure_note(outcome, worker_llm)
+    audit.reason = (
+        f"the lead's plans failed {max_replans + 1} times (replan cap {max_replans}); "
+        f"last: {audit.outcomes[-1].error}"
+    )
+    return audit
