@@ -48,6 +48,18 @@ def fingerprint(
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+class _Pending:
+    """A row waiting for the next group commit."""
+
+    __slots__ = ("values", "done", "stored", "error")
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = values
+        self.done = False
+        self.stored = False
+        self.error: Exception | None = None
+
+
 class Ledger:
     """A SQLite answer store shared by threads (one connection, one lock) and processes."""
 
@@ -58,6 +70,8 @@ class Ledger:
         # One connection behind a lock: ":memory:" must be one connection anyway, and SQLite
         # work here is tiny next to a model call, so per-thread connections would buy nothing.
         self._lock = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Pending] = []
         self._db: sqlite3.Connection | None = sqlite3.connect(
             self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -88,35 +102,49 @@ class Ledger:
         return Reply.from_json(zlib.decompress(row[0]).decode("utf-8"))
 
     def put(self, key: str, reply: Reply) -> bool:
-        """Store an answer in one transaction; the first answer for a key wins.
+        """Store an answer; the first answer for a key wins. The row is committed on return.
 
-        Returns True when this call stored the row, False when the key was already there.
+        Group commit: a writer that finds others queued commits their rows with its own in one
+        transaction, so many threads share one commit. Returns True when this call stored the
+        row, False when the key was already there.
         """
-        blob = zlib.compress(reply.to_json().encode("utf-8"))
-        values = (
-            key,
-            reply.model,
-            reply.role,
-            reply.sample,
-            reply.prompt_tokens,
-            reply.completion_tokens,
-            reply.seconds,
-            reply.credits or 0.0,
-            time.time(),
-            blob,
-        )
+        blob = zlib.compress(reply.to_json().encode("utf-8"), 1)
+        entry = _Pending((
+            key, reply.model, reply.role, reply.sample, reply.prompt_tokens,
+            reply.completion_tokens, reply.seconds, reply.credits or 0.0, time.time(), blob,
+        ))  # fmt: skip
+        with self._queue_lock:
+            self._queue.append(entry)
         with self._lock:
-            db = self._conn()
+            if not entry.done:
+                with self._queue_lock:
+                    batch, self._queue = self._queue, []
+                self._commit(batch)
+        if entry.error is not None:
+            raise entry.error
+        return entry.stored
+
+    def _commit(self, batch: list[_Pending]) -> None:
+        db = self._conn()
+        try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                cursor = db.execute(
-                    "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values
-                )
+                for entry in batch:
+                    cursor = db.execute(
+                        "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        entry.values,
+                    )
+                    entry.stored = cursor.rowcount == 1
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return cursor.rowcount == 1
+        except Exception as exc:
+            for entry in batch:
+                entry.error = exc
+        finally:
+            for entry in batch:
+                entry.done = True
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

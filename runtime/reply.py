@@ -36,13 +36,13 @@ class Reply:
         return self.credits or 0.0
 
     def replace(self, **changes: Any) -> Reply:
-        return dataclasses.replace(self, **changes)
+        fields = {name: getattr(self, name) for name in _ALL}
+        fields.update(changes)
+        return Reply(**fields)
 
     def to_json(self) -> str:
         """Canonical JSON for the ledger (``cached`` and ``standin`` are per call, not stored)."""
-        fields = dataclasses.asdict(self)
-        fields.pop("cached")
-        fields.pop("standin")
+        fields = {name: getattr(self, name) for name in _STORED}
         return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -67,3 +67,7 @@ def parse_json_text(text: str) -> Any:
     except json.JSONDecodeError as exc:
         excerpt = text.strip()[:80]
         raise ValueError(f"The answer is not valid JSON ({exc.msg}): {excerpt!r}") from None
+
+
+_ALL = tuple(f.name for f in dataclasses.fields(Reply))
+_STORED = tuple(f.name for f in dataclasses.fields(Reply) if f.name not in ("cached", "standin"))

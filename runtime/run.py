@@ -143,7 +143,7 @@ class Run:
             self._done.wait()
             raise
         if self.error is not None:
-            raise self.error
+            raise self.error.with_traceback(None)
         return self.result
 
     def run_sync(self, plan: Plan) -> Any:
@@ -171,9 +171,18 @@ class Run:
                 self._fatal = error
         self.cancel(f"{type(error).__name__}: {error}")
 
+    def _cancelled_error(self) -> RunCancelled:
+        # A fresh exception per raise: re-raising one shared instance from many threads
+        # would keep growing its traceback.
+        fatal = self._fatal
+        if isinstance(fatal, RunCancelled):
+            return RunCancelled(str(fatal))
+        cause = "" if fatal is None else f" ({type(fatal).__name__}: {fatal})"
+        return RunCancelled(f"The run {self.title!r} was cancelled{cause}.")
+
     def _check_open(self) -> None:
         if self._cancelled.is_set():
-            raise self._fatal or RunCancelled(f"The run {self.title!r} was cancelled.")
+            raise self._cancelled_error()
 
     # -- plan words --------------------------------------------------------------------------
 
@@ -328,7 +337,7 @@ class Run:
         try:
             return future.result()
         except CancelledError:
-            raise self._fatal or RunCancelled(f"The run {self.title!r} was cancelled.") from None
+            raise self._cancelled_error() from None
 
     def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
         """Run thunks in parallel and wait for all; results in the order given."""

@@ -59,10 +59,11 @@ class Settings(BaseSettings):
 
     def role(self, name: str | None) -> Role:
         """The role ``name``; an unknown name is taken as a model at the default price."""
-        if name is None:
-            return Role(model=self.default_model, price=self.default_price)
-        found = self.roles.get(name)
-        return found if found is not None else Role(model=name, price=self.default_price)
+        found = self.roles.get(name) if name is not None else None
+        if found is not None:
+            return found
+        # model_construct: this runs on every call, and the values were validated already
+        return Role.model_construct(model=name or self.default_model, price=self.default_price)
 
     @property
     def dearest_price(self) -> float:

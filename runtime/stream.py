@@ -2,8 +2,8 @@
 
 ``run.stream(thunks)`` yields ``(index, result)`` in completion order. ``add(thunk)`` puts more
 work into the same stream while iterating (its index continues after the initial thunks), and
-``then=f`` chains a second stage: each first-stage result ``r`` becomes ``f(r)`` on the pool at
-the same index, and only second-stage results are yielded (a failed first stage yields None).
+``then=f`` chains a second stage: each first-stage result ``r`` goes straight on to ``f(r)`` on
+the same worker, and only second-stage results are yielded (a failed first stage yields None).
 Leaving the loop early cancels the thunks that have not started yet.
 """
 
@@ -43,8 +43,21 @@ class Stream:
             if self._inline_mode:
                 self._inline.append((index, thunk))
                 return index
-        self._schedule(index, thunk, final=self._then is None)
+        self._schedule(index, self._chain(thunk), final=True)
         return index
+
+    def _chain(self, thunk: Thunk) -> Thunk:
+        """The thunk followed by ``then`` on the same worker, so each item flows through both
+        stages without queueing again behind the remaining first-stage work."""
+        then = self._then
+        if then is None:
+            return thunk
+
+        def both() -> Any:
+            first = thunk()
+            return None if first is None else then(first)
+
+        return both
 
     def _schedule(self, index: int, thunk: Thunk, *, final: bool) -> None:
         future = self._run.submit(index, thunk)
@@ -73,9 +86,8 @@ class Stream:
             yield index, result
 
     def _pool_iter(self) -> Iterator[tuple[int, Any]]:
-        then = self._then
         for index, thunk in enumerate(self._initial):
-            self._schedule(index, thunk, final=then is None)
+            self._schedule(index, self._chain(thunk), final=True)
         try:
             while True:
                 with self._lock:
@@ -84,11 +96,7 @@ class Stream:
                 index, final, future = self._done.get()
                 with self._lock:
                     self._pending.discard(future)
-                result = self._run.outcome(future)
-                if not final and result is not None and then is not None:
-                    self._schedule(index, _bind(then, result), final=True)
-                    continue
-                yield index, result
+                yield index, self._run.outcome(future)
         finally:
             with self._lock:
                 leftover = list(self._pending)

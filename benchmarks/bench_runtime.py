@@ -1,0 +1,141 @@
+"""Runtime benchmarks (issue 3, Performance), measured side by side in one process.
+
+    python benchmarks/bench_runtime.py [--calls 10000] [--out benchmarks/RESULTS_runtime.md]
+
+1. Front-door overhead: N calls through ``Run.agent`` (zero-latency client, on-disk ledger)
+   against the same client called from a bare thread pool.
+2. Parallel efficiency: 200 workers of a fixed-latency client at concurrency 16, against the
+   ideal ``ceil(200/16) x latency``.
+3. Barrier waste: scan-then-verify on log-normal latencies, ``parallel`` twice (a barrier)
+   against ``stream(..., then=verify)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import platform
+import random
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from runtime import LLM, Ledger, Reply, Run, Settings
+
+SETTINGS = Settings(default_price=0.0, concurrency=16)
+
+
+def zero_latency(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+    return Reply(text="ok", prompt_tokens=1, completion_tokens=1)
+
+
+def front_door(calls: int, concurrency: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger = Ledger(Path(tmp) / "bench.db")
+        run = Run("overhead", llm=LLM(ledger, client=zero_latency, settings=SETTINGS),
+                  concurrency=concurrency, max_agents=calls)  # fmt: skip
+        started = time.perf_counter()
+        run.run_sync(lambda r: r.parallel([lambda i=i: r.agent(f"q {i}") for i in range(calls)]))
+        through_run = time.perf_counter() - started
+        ledger.close()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        futures = [
+            pool.submit(zero_latency, "m", [{"role": "user", "content": f"q {i}"}])
+            for i in range(calls)
+        ]
+        for future in futures:
+            future.result()
+    bare = time.perf_counter() - started
+    return {"run_s": through_run, "bare_s": bare, "run_rate": calls / through_run,
+            "bare_rate": calls / bare, "ratio": through_run / bare}  # fmt: skip
+
+
+def parallel_efficiency(workers: int, concurrency: int, latency: float) -> dict[str, float]:
+    def fixed(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        time.sleep(latency)
+        return Reply(text="ok")
+
+    run = Run("efficiency", llm=LLM(Ledger(":memory:"), client=fixed, settings=SETTINGS),
+              concurrency=concurrency)  # fmt: skip
+    started = time.perf_counter()
+    run.run_sync(lambda r: r.parallel([lambda i=i: r.agent(f"w {i}") for i in range(workers)]))
+    wall = time.perf_counter() - started
+    ideal = math.ceil(workers / concurrency) * latency
+    return {"wall_s": wall, "ideal_s": ideal, "ratio": wall / ideal}
+
+
+def lognormal_latency(prompt: str, median: float, sigma: float) -> float:
+    seed = int(hashlib.sha256(prompt.encode()).hexdigest()[:12], 16)
+    return median * math.exp(random.Random(seed).gauss(0.0, sigma))
+
+
+def barrier_waste(scans: int, concurrency: int, median: float, sigma: float) -> dict[str, float]:
+    def heavy_tailed(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        prompt = messages[-1]["content"]
+        time.sleep(lognormal_latency(prompt, median, sigma))
+        return Reply(text=prompt)
+
+    def barrier(r: Run) -> list[Any]:
+        found = r.parallel([lambda i=i: r.agent(f"scan {i}") for i in range(scans)])
+        return r.parallel([lambda f=f: r.agent(f"verify {f}") for f in found])
+
+    def streaming(r: Run) -> list[Any]:
+        stream = r.stream([lambda i=i: r.agent(f"scan {i}") for i in range(scans)],
+                          then=lambda f: r.agent(f"verify {f}"))  # fmt: skip
+        return [value for _, value in sorted(stream)]
+
+    walls = {}
+    for name, plan in (("barrier", barrier), ("stream", streaming)):
+        run = Run(name, llm=LLM(Ledger(":memory:"), client=heavy_tailed, settings=SETTINGS),
+                  concurrency=concurrency)  # fmt: skip
+        started = time.perf_counter()
+        result = run.run_sync(plan)
+        walls[name] = time.perf_counter() - started
+        assert len(result) == scans and None not in result
+    return {"barrier_s": walls["barrier"], "stream_s": walls["stream"],
+            "ratio": walls["stream"] / walls["barrier"]}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    fd = front_door(args.calls, 16)
+    pe = parallel_efficiency(200, 16, 0.05)
+    bw = barrier_waste(16, 16, 0.05, 1.0)
+    rows = [
+        "| benchmark | measured | goal | met |",
+        "|---|---|---|---|",
+        f"| front door: {args.calls} calls via Run.agent (on-disk ledger, concurrency 16) | "
+        f"{fd['run_rate']:,.0f} calls/s ({fd['run_s']:.2f} s) | >= 2,000 calls/s | "
+        f"{'yes' if fd['run_rate'] >= 2000 else 'no'} |",
+        f"| front door vs bare thread pool ({fd['bare_rate']:,.0f} calls/s) | "
+        f"{fd['ratio']:.2f}x slower | within 3x | {'yes' if fd['ratio'] <= 3 else 'no'} |",
+        f"| parallel efficiency: 200 workers x 50 ms at concurrency 16 | {pe['wall_s']:.3f} s "
+        f"vs ideal {pe['ideal_s']:.3f} s = {pe['ratio']:.3f} | within 10% (<= 1.10) | "
+        f"{'yes' if pe['ratio'] <= 1.10 else 'no'} |",
+        f"| barrier waste: 16 scans + 16 verifies, log-normal (median 50 ms, sigma 1), "
+        f"concurrency 16 | stream {bw['stream_s']:.2f} s / barrier {bw['barrier_s']:.2f} s "
+        f"= {bw['ratio']:.2f} | stream faster (< 1) | {'yes' if bw['ratio'] < 1 else 'no'} |",
+    ]
+    table = "\n".join(rows)
+    print(table)
+    if args.out is not None:
+        command = "python benchmarks/bench_runtime.py " + " ".join(sys.argv[1:])
+        machine = f"Python {platform.python_version()}, {platform.machine()}, "
+        machine += f"{__import__('os').cpu_count()} cores"
+        args.out.write_text(
+            "# Runtime benchmark results\n\n"
+            f"Command: `{command.strip()}`  \nMachine: {machine}  \n"
+            f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n{table}\n"
+        )
+
+
+if __name__ == "__main__":
+    main()
