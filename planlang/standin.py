@@ -13,6 +13,7 @@ import json
 import random
 import re
 import string
+from functools import lru_cache
 from collections.abc import Callable
 from typing import Any
 
@@ -65,8 +66,8 @@ class StandIn:
         if self.on_call is not None:
             self.on_call()
         asked = json.dumps([model, messages, params], sort_keys=True, default=str)
-        digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).hexdigest()
-        rng = random.Random(digest)
+        digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).digest()
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
         schema = schema_of(messages, params)
         if schema is None:
             text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
@@ -106,12 +107,11 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
 
 def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
     """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as error:
-        raise UnsatisfiableSchema(f"the JSON schema is not valid: {error.message}") from None
-    validator = Draft202012Validator(schema)
+    key = json.dumps(schema, sort_keys=True)
+    validator = _validator(key)
     maker = _Maker(schema, rng, max_extra_items)
+    if _exact(key):  # the maker honours every keyword used: no need to validate its output
+        return maker.make(schema, depth=0)
     last: list[str] = []
     for _ in range(_TRIES):
         value = maker.make(schema, depth=0)
@@ -123,6 +123,70 @@ def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: in
         "no answer can satisfy the JSON schema (the stand-in tried "
         f"{_TRIES} times): {'; '.join(last)}"
     )
+
+
+@lru_cache(maxsize=512)
+def _validator(schema_json: str) -> Draft202012Validator:
+    """Checking a schema costs milliseconds; a plan asks the same few schemas many times."""
+    schema = json.loads(schema_json)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        raise UnsatisfiableSchema(f"the JSON schema is not valid: {error.message}") from None
+    return Draft202012Validator(schema)
+
+
+# Keywords the maker always satisfies exactly (with consistent bounds, checked below).
+_EXACT_KEYWORDS = frozenset({
+    "type", "properties", "required", "items", "enum", "const", "title", "description",
+    "additionalProperties", "default", "examples", "$schema", "$id",
+    "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
+})  # fmt: skip
+# Which bound keywords belong to which type ("minimum" on a number is not exact: rounding).
+_SIZE = {"array": "Items", "string": "Length", "integer": "imum", None: "-", "object": "-",
+         "boolean": "-", "null": "-", "number": "-"}  # fmt: skip
+
+
+@lru_cache(maxsize=512)
+def _exact(schema_json: str) -> bool:
+    """True when every keyword in the schema is one the maker honours by construction."""
+
+    def walk(node: Any) -> bool:
+        if isinstance(node, bool):
+            return True
+        if not isinstance(node, dict) or not set(node) <= _EXACT_KEYWORDS:
+            return False
+        if node.get("additionalProperties") is False and "properties" not in node:
+            return False
+        kinds = node.get("type")
+        if isinstance(kinds, list) or kinds not in (
+            None,
+            "object",
+            "array",
+            "string",
+            "boolean",
+            "null",
+            "integer",
+            "number",
+        ):
+            return False
+        if kinds is None and not ({"enum", "const"} & set(node)):
+            return False
+        suffix = _SIZE[kinds]
+        low = node.get(f"min{suffix}", 0)
+        high = node.get(f"max{suffix}", max(low, 0))
+        bounds = {f"min{suffix}", f"max{suffix}"}
+        if set(node) & {"minItems", "maxItems", "minLength", "maxLength", "minimum",
+                        "maximum"} - bounds:  # fmt: skip
+            return False  # a bound that does not belong to this type
+        if low > high or (kinds != "integer" and low < 0):
+            return False
+        children = list(node.get("properties", {}).values())
+        if isinstance(node.get("items"), dict):
+            children.append(node["items"])
+        return all(walk(child) for child in children)
+
+    return walk(json.loads(schema_json))
 
 
 def _where(error: Any) -> str:

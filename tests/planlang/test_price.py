@@ -173,3 +173,43 @@ def test_the_stand_in_answers_every_schema_with_valid_data(schema):
     validator = Draft202012Validator(schema)
     for seed in range(20):
         assert validator.is_valid(value_for(schema, random.Random(seed)))
+
+
+def _schemas():
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(
+        st.builds(lambda lo, span: {"type": "integer", "minimum": lo, "maximum": lo + span},
+                  st.integers(-50, 50), st.integers(0, 20)),
+        st.builds(lambda lo, span: {"type": "string", "minLength": lo, "maxLength": lo + span},
+                  st.integers(0, 10), st.integers(0, 10)),
+        st.just({"type": "boolean"}),
+        st.just({"type": "null"}),
+        st.builds(lambda xs: {"enum": xs}, st.lists(st.integers(), min_size=1, max_size=4)),
+    )  # fmt: skip
+
+    def extend(children):
+        return st.one_of(
+            st.builds(lambda item, lo, span: {"type": "array", "items": item, "minItems": lo,
+                                               "maxItems": lo + span},
+                      children, st.integers(0, 3), st.integers(0, 3)),
+            st.dictionaries(st.sampled_from("abcde"), children, max_size=4).flatmap(
+                lambda props: st.builds(
+                    lambda req: {"type": "object", "properties": props, "required": req},
+                    st.lists(st.sampled_from(sorted(props)), unique=True) if props
+                    else st.just([]))),
+        )  # fmt: skip
+
+    return st.recursive(leaf, extend, max_leaves=8)
+
+
+def test_stand_in_answers_are_valid_for_generated_schemas():
+    from hypothesis import given
+    from hypothesis import strategies as st
+    from jsonschema import Draft202012Validator
+
+    @given(schema=_schemas(), seed=st.integers(0, 2**32))
+    def prop(schema, seed):
+        assert Draft202012Validator(schema).is_valid(value_for(schema, random.Random(seed)))
+
+    prop()
