@@ -82,7 +82,7 @@ def run_plan(
             break
     workers = [
         {"id": r.id, "label": r.label, "phase": r.phase, "role": r.role, "status": r.status,
-         "error": r.error}
+         "error": r.error, "prompt": r.prompt[:60]}
         for r in run.threads
     ]  # fmt: skip
     return RunOutcome(
@@ -125,7 +125,8 @@ def failure_note(outcome: RunOutcome, llm: LLM) -> str:
     for worker in outcome.workers:
         phases[worker["phase"]][worker["status"]] += 1
         if worker["status"] == "failed" and worker["phase"] not in errors:
-            errors[worker["phase"]] = f"{worker['label']}: {worker['error']}"
+            asked = worker["prompt"].splitlines()[0] if worker["prompt"] else ""
+            errors[worker["phase"]] = f"{worker['label']} ({asked!r}): {worker['error']}"
     lines = [f"Your plan's run failed: {outcome.error}", "What finished before that:"]
     if not phases:
         lines.append("  nothing: no worker was started.")
