@@ -117,9 +117,5 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_OK
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # The commands past ``check`` live in their own module; importing it registers them.
 from planlang import cli_run as _cli_run  # noqa: E402,F401

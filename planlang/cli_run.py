@@ -192,7 +192,8 @@ def _watch(run: Run, approved: Any, folder: Path, path: str, mode: str) -> int:
         console.print("Interrupted: the run was cancelled; run again to resume from the ledger.")
     except (PlanError, RunError, TamperedPlan) as error:
         code = EXIT_REFUSED
-        console.print(f"[red]The run failed:[/red] {error}", highlight=False)
+        console.print(f"[red]The run failed:[/red] {type(error).__name__}: {error}",
+                      highlight=False)  # fmt: skip
     _save(run, folder, path, mode, outcome)
     console.print(f"Run {folder.name}: {run.status}. Details: planlang show {folder.name}")
     return code

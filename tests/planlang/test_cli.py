@@ -122,7 +122,7 @@ def test_usage_errors_exit_2(args, capsys):
 
 def test_the_console_script_runs_as_a_subprocess(plans):
     proc = subprocess.run(
-        [sys.executable, "-m", "planlang.cli", "check", plans("bad.py", "import os\n")],
+        [sys.executable, "-m", "planlang", "check", plans("bad.py", "import os\n")],
         capture_output=True,
         text=True,
         check=False,

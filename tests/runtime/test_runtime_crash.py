@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import KEY
 from crash_plan import CONCURRENCY
-from fake_openai import FakeOpenAI
+from runtime.testing import FakeOpenAI
 
 from runtime import Ledger
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import KEY
-from fake_openai import FakeOpenAI
+from runtime.testing import FakeOpenAI
 
 from runtime import LLM, Budget, ClientError, HTTPClient, Ledger, http_client
 

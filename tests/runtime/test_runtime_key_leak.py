@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import KEY
-from fake_openai import FakeOpenAI
+from runtime.testing import FakeOpenAI
 
 from runtime import LLM, Budget, ClientError, Ledger, Run, Settings, http_client
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import KEY
-from fake_openai import FakeOpenAI
+from runtime.testing import FakeOpenAI
 
 from runtime import (
     LLM,
