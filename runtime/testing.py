@@ -1,4 +1,4 @@
-"""A real chat-completions server on 127.0.0.1 for tests (ours and an embedder's), with faults on demand.
+"""A real chat-completions server on 127.0.0.1 for tests (ours and yours), faults on demand.
 
 It runs ``http.server.ThreadingHTTPServer`` on a free port in a background thread and speaks
 ``POST /v1/chat/completions``. Faults are queued and each request consumes the next one:

@@ -6,12 +6,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from planlang.cli import main
-
 from runtime.testing import FakeOpenAI
 
 KEY = "sk-planlang-cli-test-never-printed"

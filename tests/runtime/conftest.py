@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from runtime.testing import FakeOpenAI
 
 KEY = "sk-test-9f8e7d6c5b4a-DO-NOT-LEAK"

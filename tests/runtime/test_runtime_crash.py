@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import KEY
 from crash_plan import CONCURRENCY
-from runtime.testing import FakeOpenAI
 
 from runtime import Ledger
+from runtime.testing import FakeOpenAI
 
 PLAN = Path(__file__).with_name("crash_plan.py")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import KEY
-from runtime.testing import FakeOpenAI
 
 from runtime import LLM, Budget, ClientError, HTTPClient, Ledger, http_client
+from runtime.testing import FakeOpenAI
 
 ASK = [{"role": "user", "content": "hello"}]
 

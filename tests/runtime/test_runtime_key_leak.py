@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from conftest import KEY
-from runtime.testing import FakeOpenAI
 
 from runtime import LLM, Budget, ClientError, Ledger, Run, Settings, http_client
+from runtime.testing import FakeOpenAI
 
 S = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import KEY
-from runtime.testing import FakeOpenAI
 
 from runtime import (
     LLM,
@@ -24,6 +23,7 @@ from runtime import (
     Settings,
     http_client,
 )
+from runtime.testing import FakeOpenAI
 
 S = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 SETTINGS = Settings(roles={"scan": Role(model="small", price=0.2)}, default_price=0.2)
