@@ -1,0 +1,250 @@
+"""A simulated model for offline evaluations: it knows the answer key and errs at set rates.
+
+Real models are slow and cost money, and the evaluation must run in CI; so ``python -m bench
+eval --model simulated`` answers every call with this client. It recognises the kit's calls by
+the markers of the kit's contract (notes/KIT_API.md) and is deterministic: each answer is
+seeded by the question itself and by how many times that same question was asked before (the
+client never sees a sample's number, only its repeated question).
+
+What it does, and the assumptions the numbers of a simulated report rest on:
+
+- scan ("ROLE: scan"): each planted bug in the shard's files ("=== FILE: <path> ===") is found
+  with probability ``detect_probability(shard tokens)``, calibrated to the reference study: a
+  slim plan found 0.38 of the bugs at 20,000-token shards and 0.18 at 100,000. Between them the
+  probability is interpolated on log(tokens); outside it is clamped to those two values (the
+  study measured nothing smaller or larger, so the simulation claims no gain it cannot back).
+  Every lens is an independent read at that probability. A found bug is reported at its line
+  and function, with the failing call and expected value from the key. Each scan also makes
+  false alarms: ``FALSE_ALARM_TRIES`` tries at ``FALSE_ALARM_RATE`` (0.9 a scan on average), each
+  at a random function of the shard that holds no bug.
+- skeptic ("ROLE: skeptic"): judges each report (by its "key", path::function) correctly with
+  ``SKEPTIC_ACCURACY``: a real bug is called real with 0.85, a false alarm is called false with
+  0.75; when the message shows a "VERIFICATION:" section, 0.95 and 0.92.
+- review ("ROLE: review", the orchestrating lead of design 3): keeps each finding it judges
+  real, with the accuracy of one skeptic without verification.
+- lead ("ROLE: lead"): writes an audit plan from the fact sheet (see ``lead_plan``): it picks
+  the smallest shard size whose estimated cost fits the budget, then lenses, skeptics, vote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kit.shards import CHARS_PER_TOKEN
+from kit.source import function_spans
+from runtime import Reply
+
+__all__ = ["SimulatedModel", "detect_probability", "lead_plan", "SIMULATED"]
+
+SIMULATED = "simulated"
+CALIBRATION = ((20_000, 0.38), (100_000, 0.18))
+FALSE_ALARM_TRIES, FALSE_ALARM_RATE = 3, 0.3
+SKEPTIC_ACCURACY = {  # (P(real | real bug), P(false | false alarm)), without / with verification
+    False: (0.85, 0.75),
+    True: (0.95, 0.92),
+}
+_FILE = re.compile(r"^=== (?:FILE: )?(.+?)(?: \(\d+ lines\))? ===$", re.MULTILINE)
+_KEY = re.compile(r'"key":\s*"([^"]+)"')
+
+
+def detect_probability(tokens: float) -> float:
+    """The chance that one scan of a shard of ``tokens`` finds a given bug in it."""
+    (t0, p0), (t1, p1) = CALIBRATION
+    if tokens <= t0:
+        return p0
+    if tokens >= t1:
+        return p1
+    share = (math.log(tokens) - math.log(t0)) / (math.log(t1) - math.log(t0))
+    return p0 + share * (p1 - p0)
+
+
+class SimulatedModel:
+    """A client ``(model, messages, **params) -> Reply`` for the kit's scan and skeptic calls,
+    design 3's review calls and the lead."""
+
+    def __init__(self, corpus: str | Path, key: Mapping[str, Any], seed: int = 0) -> None:
+        self.root = Path(corpus)
+        self.bugs = list(key["bugs"])
+        self.bug_keys = {f"{b['path']}::{b['function']}" for b in self.bugs}
+        self.seed = seed
+        self.calls: Counter[str] = Counter()  # per role
+        self._asked: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._spans: dict[str, list[tuple[str, int, str]]] = {}
+
+    def __repr__(self) -> str:
+        return f"SimulatedModel({str(self.root)!r}, bugs={len(self.bugs)}, seed={self.seed})"
+
+    def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        system = "\n".join(str(m["content"]) for m in messages if m["role"] == "system")
+        user = "\n".join(str(m["content"]) for m in messages if m["role"] == "user")
+        rng = self._rng(model, messages)
+        if "ROLE: scan" in system:
+            role, data = "scan", self._scan(system, user, rng)
+        elif "ROLE: skeptic" in system:
+            role, data = "skeptic", self._judge(user, rng)
+        elif "ROLE: review" in system:
+            role, data = "review", self._review(user, rng)
+        elif "ROLE: lead" in system:
+            with self._lock:
+                self.calls["lead"] += 1
+            text = "```python\n" + plan_from_sheet(user) + "```\n"
+            return Reply(text=text, model=model, prompt_tokens=len(system + user) // 4,
+                         completion_tokens=len(text) // 4)  # fmt: skip
+        else:
+            role, data = "unknown", None
+        with self._lock:
+            self.calls[role] += 1
+        text = json.dumps(data) if data is not None else "I do not know this task."
+        return Reply(text=text, data=data, model=model, prompt_tokens=len(system + user) // 4,
+                     completion_tokens=len(text) // 4)  # fmt: skip
+
+    def _rng(self, model: str, messages: list[dict[str, Any]]) -> random.Random:
+        asked = json.dumps([model, messages], sort_keys=True)
+        with self._lock:
+            self._asked[asked] += 1
+            nth = self._asked[asked]
+        digest = hashlib.sha256(f"{self.seed}:{nth}:{asked}".encode()).hexdigest()
+        return random.Random(digest)
+
+    # -- scan ----------------------------------------------------------------------------
+
+    def _scan(self, system: str, user: str, rng: random.Random) -> dict[str, Any]:
+        files = [f.strip() for f in _FILE.findall(user)]
+        probability = detect_probability(len(user) / CHARS_PER_TOKEN)
+        findings = []
+        for bug in self.bugs:
+            if bug["path"] in files and rng.random() < probability:
+                failing = bug["failing"][0] if bug.get("failing") else {}
+                findings.append({
+                    "file": bug["path"], "line": int(bug["line"]), "function": bug["function"],
+                    "claim": f"The {bug['kind'].replace('_', ' ')} here gives wrong results.",
+                    "failing_call": str(failing.get("source", "")).strip(),
+                    "expected": str(failing.get("want", "")).strip(),
+                    "confidence": round(0.5 + 0.4 * rng.random(), 2),
+                })  # fmt: skip
+        for _ in range(FALSE_ALARM_TRIES):
+            if files and rng.random() < FALSE_ALARM_RATE:
+                alarm = self._false_alarm(rng.choice(files), rng)
+                if alarm is not None:
+                    findings.append(alarm)
+        return {"findings": findings}
+
+    def _false_alarm(self, path: str, rng: random.Random) -> dict[str, Any] | None:
+        spans = [s for s in self._functions(path) if f"{path}::{s[0]}" not in self.bug_keys]
+        if not spans:
+            return None
+        name, start, example = rng.choice(spans)
+        return {
+            "file": path, "line": start + 1, "function": name,
+            "claim": "This looks wrong for some inputs.",
+            "failing_call": example, "expected": "a different result",
+            "confidence": round(0.3 + 0.5 * rng.random(), 2),
+        }  # fmt: skip
+
+    def _functions(self, path: str) -> list[tuple[str, int, str]]:
+        """(name, first line, a doctest call of it or "") for each function of ``path``."""
+        with self._lock:
+            known = self._spans.get(path)
+        if known is not None:
+            return known
+        try:
+            source = (self.root / path).read_text(encoding="utf-8")
+            spans = function_spans(source)
+        except (OSError, SyntaxError, ValueError):
+            spans = []
+        lines = source.splitlines() if spans else []
+        found = []
+        for span in spans:
+            body = lines[span.start - 1 : span.end]
+            calls = [line.strip()[4:] for line in body if line.strip().startswith(">>> ")]
+            found.append((span.name, span.start, calls[0] if calls else ""))
+        with self._lock:
+            self._spans[path] = found
+        return found
+
+    # -- skeptic and review --------------------------------------------------------------
+
+    def _says_real(self, key: str, verified: bool, rng: random.Random) -> bool:
+        real_if_real, false_if_false = SKEPTIC_ACCURACY[verified]
+        if key in self.bug_keys:
+            return rng.random() < real_if_real
+        return rng.random() >= false_if_false
+
+    def _judge(self, user: str, rng: random.Random) -> dict[str, Any]:
+        verified = "VERIFICATION:" in user
+        keys = list(dict.fromkeys(_KEY.findall(user.split("VERIFICATION:")[0])))
+        verdicts = []
+        for key in keys:
+            real = self._says_real(key, verified, rng)
+            reason = "The code does what the report says." if real else "The code is right."
+            verdicts.append({"key": key, "real": real, "reason": reason})
+        return {"verdicts": verdicts}
+
+    def _review(self, user: str, rng: random.Random) -> dict[str, Any]:
+        pairs = re.findall(r'"file":\s*"([^"]+)".*?"function":\s*"([^"]+)"', user)
+        keys = list(dict.fromkeys(f"{file}::{function}" for file, function in pairs))
+        return {"keep": [k for k in keys if self._says_real(k, False, rng)]}
+
+
+# -- the simulated lead --------------------------------------------------------------------
+
+
+def lead_plan(shard_tokens: int, lenses: list[str], skeptics: int, batch: int = 8) -> str:
+    """The plan the simulated lead writes: scan every shard through the chosen lenses, let
+    ``skeptics`` skeptics judge every candidate, keep what two of them call real."""
+    need = min(2, skeptics)
+    check_part = (
+        f"""phase("check")
+groups = batches(candidates, {batch})
+asks = [[k, g] for k in range({skeptics}) for g in groups]
+judged = parallel([lambda a=a: check(a[1], a[0]) for a in asks])
+verdicts = [flatten(judged[k * len(groups):(k + 1) * len(groups)]) for k in range({skeptics})]
+kept = vote(candidates, verdicts, need={need})
+"""
+        if skeptics
+        else "kept = candidates\n"
+    )
+    return f"""# Plan by the simulated lead: {len(lenses)} lenses at {shard_tokens:,}-token shards.
+phase("scan")
+parts = shards({shard_tokens})
+jobs = [[s, lens] for s in parts for lens in {lenses!r}]
+found = parallel([lambda j=j: scan(j[0], j[1]) for j in jobs])
+candidates = dedupe(flatten(found))
+{check_part}phase("report")
+result = report(kept)
+"""
+
+
+def plan_from_sheet(sheet: str) -> str:
+    """Read the fact sheet's shard options, scan and skeptic prices and budget; choose."""
+    options = [
+        (int(target.replace(",", "")), int(count))
+        for target, count in re.findall(r"([\d,]+) -> (\d+)", sheet)
+    ]
+    budget = _number(r"Budget: ([\d.]+) credits", sheet, 20.0)
+    scan_price = _number(r"scan \([^,]*, ([\d.]+)\)", sheet, 1.0)
+    skeptic_price = _number(r"skeptic \([^,]*, ([\d.]+)\)", sheet, 0.25)
+    lenses_all = ["boundaries", "logic", "state", "general"]
+    options = sorted(options) or [(20_000, 1)]
+    for lens_count, skeptics in ((4, 3), (2, 3), (1, 3), (1, 0)):
+        for target, count in options:  # smallest shards first: they find the most
+            scans = count * lens_count
+            checks = skeptics * math.ceil(scans * 1.5 / 8)
+            if scans * scan_price + checks * skeptic_price <= 0.8 * budget:
+                return lead_plan(target, lenses_all[-lens_count:], skeptics)
+    return lead_plan(options[-1][0], ["general"], 0)
+
+
+def _number(pattern: str, text: str, default: float) -> float:
+    found = re.search(pattern, text)
+    return float(found.group(1)) if found else default
