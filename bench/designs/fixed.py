@@ -20,10 +20,11 @@ if inputs["skeptics"] > 0:
         evidence = batches(runs, inputs["batch"])
         phase("check")
     asks = [[k, i] for k in range(inputs["skeptics"]) for i in range(len(groups))]
-    judged = parallel([lambda a=a: check(groups[a[1]], a[0], "skeptic", evidence[a[1]])
-                       for a in asks])
+    judged = parallel(
+        [lambda a=a: check(groups[a[1]], a[0], "skeptic", evidence[a[1]]) for a in asks]
+    )
     n = len(groups)
-    verdicts = [flatten(judged[k * n:(k + 1) * n]) for k in range(inputs["skeptics"])]
+    verdicts = [flatten(judged[k * n : (k + 1) * n]) for k in range(inputs["skeptics"])]
     kept = vote(candidates, verdicts, need=inputs["need"])
 phase("report")
 result = {"findings": report(kept), "candidates": candidates, "verdicts": verdicts}

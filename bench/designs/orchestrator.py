@@ -19,7 +19,10 @@ for task in tasks:
     found = scan(task[0], task[1])
     review = agent(
         f"Report {len(kept)} kept so far; read this one.",
-        schema=REVIEW, model="lead", system=LEAD, data={"findings": found},
+        schema=REVIEW,
+        model="lead",
+        system=LEAD,
+        data={"findings": found},
     )
     keep = review["keep"] if review else []
     kept = kept + [f for f in found if key_of(f) in keep]
