@@ -131,9 +131,7 @@ def _dotted(node: ast.expr, shown: str) -> tuple[str, ...]:
 def _literal(node: ast.expr, where: str) -> str:
     segment = ast.unparse(node)
     shown = segment if len(segment) <= 60 else segment[:57] + "..."
-    for inner in ast.walk(node):
-        if _is_empty_set(inner):
-            continue
+    for inner in _nodes(node):
         if isinstance(inner, ast.Name):
             raise CallRefused(f"{where} ({shown}) uses the name {inner.id!r}; only literal "
                               "arguments are accepted.")  # fmt: skip
@@ -149,6 +147,17 @@ def _literal(node: ast.expr, where: str) -> str:
             "sets, None, True and False are accepted."
         ) from None
     return segment
+
+
+def _nodes(node: ast.AST) -> list[ast.AST]:
+    """Every node of ``node``, not descending into ``set()`` (whose ``set`` is no free name)."""
+    found, todo = [], [node]
+    while todo:
+        current = todo.pop()
+        if not _is_empty_set(current):
+            found.append(current)
+            todo.extend(ast.iter_child_nodes(current))
+    return found
 
 
 def _is_empty_set(node: ast.AST) -> bool:
