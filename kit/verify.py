@@ -317,7 +317,12 @@ class Verifier:
                 )  # fmt: skip
             except subprocess.TimeoutExpired:
                 return "timeout", f"timeout: the call did not finish within {self.timeout:g} s"
-        return self._outcome(done, nonce)
+            outcome, actual = self._outcome(done, nonce)
+        # Temporary folders would make the same call read differently each run (and a replay
+        # from the ledger miss); they are no business of the skeptic's either.
+        for folder, name in ((work, "<scratch>"), (str(library), "<library>")):
+            actual = actual.replace(folder, name)
+        return outcome, actual
 
     def _outcome(self, done: subprocess.CompletedProcess[str], nonce: str) -> tuple[str, str]:
         for line in reversed(done.stdout.splitlines()):

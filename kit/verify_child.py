@@ -17,6 +17,7 @@ import importlib
 import io
 import json
 import os
+import re
 import resource
 import signal
 import sys
@@ -40,6 +41,7 @@ PATH_CHANGING_EVENTS = frozenset({
 PATH_READING_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.getxattr"})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 HIDDEN = "hidden"
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # object addresses change from run to run
 
 
 class CallTimeout(BaseException):
@@ -155,7 +157,7 @@ def _call(job: dict[str, Any], args: list[Any], kwargs: dict[str, Any]) -> tuple
     except RecursionError as error:
         result = ("exception", f"RecursionError: {error}")
     except Exception as error:
-        result = ("exception", _describe(error)[:limit])
+        result = ("exception", ADDRESS.sub("", _describe(error))[:limit])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     return result
@@ -176,6 +178,7 @@ def _stable_repr(value: Any, limit: int) -> str:
         text = _repr(value, 0)
     except Exception as error:
         text = f"<repr failed: {_describe(error)}>"
+    text = ADDRESS.sub("", text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

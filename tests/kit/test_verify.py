@@ -286,18 +286,22 @@ def test_writes_outside_the_scratch_folder_are_refused(evil: tuple[Verifier, Pat
     target = base / "written.txt"
     result = run(verifier, f"scribble({str(target)!r})")
     assert "PermissionError" in result["actual"] and not target.exists()
-    library = verifier.root / "evil" / "bad.py"
-    copy = run(verifier, "where()")  # the scratch folder; the library copy is beside it
-    assert copy["outcome"] == "value"
-    for path in (library, base / "outside.txt"):
+    assert run(verifier, "where()")["actual"] == "'<scratch>'"
+    copy = verifier._copy
+    assert copy is not None
+    for path in (verifier.root / "evil" / "bad.py", copy / "evil" / "bad.py", base / "outside.txt"):
         result = run(verifier, f"remove({str(path)!r})")
         assert "PermissionError" in result["actual"] and path.exists()
 
 
 def test_the_scratch_folder_is_writable_and_fresh(evil: tuple[Verifier, Path]) -> None:
-    first, second = run(evil[0], "where()"), run(evil[0], "where()")
-    assert first["actual"] != second["actual"]
     assert run(evil[0], "note()")["actual"] == "'kept'"
+    assert "FileNotFoundError" in run(evil[0], "peek('note.txt')")["actual"]
+
+
+def test_results_read_the_same_every_run(algos: Verifier) -> None:
+    made = [algos.verify({"failing_call": "MinHeap([3, 1])"})["actual"] for _ in range(2)]
+    assert made[0] == made[1] == "<algos.heaps.MinHeap object>"
 
 
 @pytest.mark.parametrize("target", ["hidden/answer_key.json", "outside.txt"])

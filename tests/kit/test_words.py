@@ -39,6 +39,7 @@ from kit.source import function_spans
 from kit.words import audit_words, render_file
 from planlang.gate import Gate, Policy
 from planlang.price import price
+from planlang.project import load_project
 from runtime import Reply
 
 PLAN = (REPO / "examples" / "audit_plan.py").read_text(encoding="utf-8")
@@ -360,6 +361,7 @@ def test_a_skeptic_that_fails_or_skips_a_key_says_not_real() -> None:
 
 OPENED: list[str] = []
 RECORDING = False
+HOOKED = False
 WATCHED = {"open", "os.listdir", "os.scandir", "pathlib.Path.glob", "pathlib.Path.rglob",
            "shutil.copytree", "os.chdir"}  # fmt: skip
 
@@ -369,11 +371,11 @@ def _record(event: str, args: tuple[Any, ...]) -> None:
         OPENED.append(str(args[0]))
 
 
-sys.addaudithook(_record)
-
-
 def test_the_words_never_open_a_path_under_hidden() -> None:
-    global RECORDING
+    global RECORDING, HOOKED
+    if not HOOKED:  # an audit hook stays for the life of the process: add it once, here
+        sys.addaudithook(_record)
+        HOOKED = True
     OPENED.clear()
     RECORDING = True
     try:
@@ -453,3 +455,17 @@ def test_the_example_plan_runs_and_reports_the_planted_bugs(verify_calls: bool) 
 def test_false_alarms_of_the_script_are_not_planted_bugs() -> None:
     planted = {(bug["path"], bug["function"]) for bug in KEY["bugs"]}
     assert not planted & {(path, v[0]) for path, v in FALSE_ALARMS.items()}
+
+
+def test_the_project_configuration_approves_the_example_plan() -> None:
+    project = load_project(REPO / "planlang.toml")
+    assert project.host_specs == ["kit.words:audit_words"]
+    assert {"scan", "skeptic", "lead"} <= set(project.settings.roles)
+    gate = Gate(project.policy, settings=project.settings, host=project.host_provider(),
+                inputs=project.inputs, seeds=2)  # fmt: skip
+    try:
+        decision = gate.submit(PLAN, filename="examples/audit_plan.py")
+    finally:
+        gate.close()
+    assert decision.approved, decision.reasons
+    assert decision.price.problems == []
