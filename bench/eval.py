@@ -236,8 +236,10 @@ def _mean(rows: list[DesignRun]) -> DesignRun:
     def avg(name: str) -> float:
         return sum(float(getattr(r, name)) for r in rows) / len(rows)
 
+    budgets = [r.budget for r in rows if r.budget is not None]
+    budget = round(sum(budgets) / len(budgets), 6) if len(budgets) == len(rows) else None
     return DesignRun(
-        first.id, first.name, first.budget,
+        first.id, first.name, budget,
         failed[0].status if failed else "completed",
         recall=avg("recall"), precision=avg("precision"), credits=round(avg("credits"), 6),
         calls=round(avg("calls")), wall_seconds=avg("wall_seconds"),
@@ -412,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         setup, model = _setup(args)
-        repeats = args.repeats or (1 if args.endpoint else 5)
+        repeats = args.repeats if args.repeats is not None else (1 if args.endpoint else 5)
         if repeats < 1:
             raise UsageError(f"--repeats must be 1 or more, got {repeats!r}.")
         runs = evaluate_repeated(setup, repeats)
