@@ -267,6 +267,8 @@ class Verifier:
         except CallRefused as refusal:
             return _result(False, str(refusal), None, "", expected)
         outcome, actual = self._run(module, target, parsed)
+        if outcome is None:  # the sandbox itself failed: no evidence either way
+            return _result(False, actual, None, "", expected)
         return _result(True, None, outcome, actual, expected)
 
     def close(self) -> None:
@@ -298,7 +300,9 @@ class Verifier:
                 skipped.add(name)
         return skipped
 
-    def _run(self, module: str, target: tuple[str, ...], parsed: ParsedCall) -> tuple[str, str]:
+    def _run(
+        self, module: str, target: tuple[str, ...], parsed: ParsedCall
+    ) -> tuple[str | None, str]:
         library = self._library_copy()
         nonce = secrets.token_hex(16)
         with tempfile.TemporaryDirectory(prefix="kit-verify-", ignore_cleanup_errors=True) as work:
@@ -324,7 +328,9 @@ class Verifier:
             actual = actual.replace(folder, name)
         return outcome, actual
 
-    def _outcome(self, done: subprocess.CompletedProcess[str], nonce: str) -> tuple[str, str]:
+    def _outcome(
+        self, done: subprocess.CompletedProcess[str], nonce: str
+    ) -> tuple[str | None, str]:
         for line in reversed(done.stdout.splitlines()):
             if line.startswith(nonce):
                 try:
@@ -338,7 +344,9 @@ class Verifier:
         if code < 0:
             name = signal.Signals(-code).name
             return "exception", f"Crashed: the process was killed by {name}"
-        return "exception", f"Crashed: the process ended without a result (exit code {code})"
+        last = (done.stderr.strip().splitlines() or [""])[-1][:300]
+        return None, (f"The verification process ended without a result (exit code {code})"
+                      + (f": {last}" if last else "."))  # fmt: skip
 
 
 def _call_and_file(finding: Any) -> tuple[Any, str | None]:

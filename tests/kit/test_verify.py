@@ -118,11 +118,26 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize(("call", "reason"), HOSTILE, ids=[str(i) for i in range(len(HOSTILE))])
-def test_hostile_calls_are_refused_with_a_reason(algos: Verifier, call: Any, reason: str) -> None:
+def test_hostile_calls_are_refused_with_a_reason(
+    algos: Verifier, call: Any, reason: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_process(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a refused call must never reach a process")
+
+    monkeypatch.setattr("kit.verify.subprocess.run", no_process)
     result = algos.verify({"file": "algos/heaps.py", "failing_call": call, "expected": "x"})
     assert result["ran"] is False and result["outcome"] is None and result["actual"] == ""
     assert result["refused"], "a refusal must say why"
     assert re.search(reason, result["refused"]), result["refused"]
+
+
+def test_literal_arguments_of_every_kind_pass_the_check() -> None:
+    parsed = parse_call(
+        "pkg.mod.f(-1, +2.5, 3j, 1 - 2j, 'a', b'b', (1,), [None, True], {'k': {1, 2}}, set(), "
+        "k=-0x10)"
+    )
+    assert parsed.names == ("pkg", "mod", "f")
+    assert len(parsed.args) == 10 and parsed.kwargs == {"k": "-16"}
 
 
 def test_an_ambiguous_bare_name_asks_for_the_module(tmp_path: Path) -> None:
@@ -220,6 +235,15 @@ def forge():
 
 def where():
     return os.getcwd()
+
+
+def bail():
+    os._exit(3)
+
+
+def crash():
+    import signal
+    signal.raise_signal(signal.SIGSEGV)
 """
 
 
@@ -321,6 +345,14 @@ def test_the_child_sees_none_of_our_environment(
     result = run(evil[0], "environment()")
     assert result["outcome"] == "value"
     assert "LLM_API_KEY" not in result["actual"] and "sk-do-not-leak" not in result["actual"]
+
+
+def test_a_crash_is_reported_and_a_silent_exit_proves_nothing(evil: tuple[Verifier, Path]) -> None:
+    crashed = run(evil[0], "crash()")
+    assert crashed["outcome"] == "exception" and "SIGSEGV" in crashed["actual"]
+    silent = run(evil[0], "bail()")
+    assert silent["ran"] is False and silent["outcome"] is None
+    assert "ended without a result (exit code 3)" in (silent["refused"] or "")
 
 
 def test_what_the_library_prints_cannot_pose_as_the_result(evil: tuple[Verifier, Path]) -> None:
