@@ -54,6 +54,7 @@ SKEPTIC_ACCURACY = {  # (P(real | real bug), P(false | false alarm)), without / 
 }
 _FILE = re.compile(r"^=== (?:FILE: )?(.+?)(?: \(\d+ lines\))? ===$", re.MULTILINE)
 _KEY = re.compile(r'"key":\s*"([^"]+)"')
+_PARSE_LOCK = threading.Lock()
 
 
 def detect_probability(tokens: float) -> float:
@@ -159,7 +160,8 @@ class SimulatedModel:
             return known
         try:
             source = (self.root / path).read_text(encoding="utf-8")
-            spans = function_spans(source)
+            with _PARSE_LOCK:  # CPython 3.11's ast.parse is not safe on parallel threads
+                spans = function_spans(source)
         except (OSError, SyntaxError, ValueError):
             spans = []
         lines = source.splitlines() if spans else []
