@@ -38,6 +38,7 @@ CHILD = Path(__file__).with_name("verify_child.py")
 MAX_CALL_CHARS = 2000
 MAX_NAME_PARTS = 6
 MAX_REPR_CHARS = 2000
+OUTCOMES = ("value", "exception", "timeout")
 GRACE_SECONDS = 3.0  # the child's own start-up and import time, on top of the call's timeout
 # The child sees no environment of ours (no API keys); -I ignores PYTHON* variables anyway.
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
@@ -321,6 +322,8 @@ class Verifier:
                 )  # fmt: skip
             except subprocess.TimeoutExpired:
                 return "timeout", f"timeout: the call did not finish within {self.timeout:g} s"
+            except OSError as error:  # no process could start (fork refused, no memory)
+                return None, f"The verification process could not start: {error}."
             outcome, actual = self._outcome(done, nonce)
         # Temporary folders would make the same call read differently each run (and a replay
         # from the ledger miss); they are no business of the skeptic's either.
@@ -335,7 +338,8 @@ class Verifier:
             if line.startswith(nonce):
                 try:
                     answer = json.loads(line[len(nonce) :])
-                    return str(answer["outcome"]), str(answer["actual"])
+                    outcome, actual = str(answer["outcome"]), str(answer["actual"])
+                    return (outcome if outcome in OUTCOMES else None), actual
                 except (json.JSONDecodeError, KeyError, TypeError):
                     break
         code = done.returncode

@@ -56,15 +56,19 @@ def main() -> None:
     os.dup2(quiet, 1)  # what the library prints goes nowhere, so it cannot flood the parent
     os.dup2(quiet, 2)
     sys.stdout = sys.stderr = io.StringIO()
-    scratch, lib = os.path.realpath(job["scratch"]), os.path.realpath(job["lib"])
-    os.chdir(scratch)
-    readable = [lib, scratch, *_python_roots()]
-    sys.path[:] = [lib, *(p for p in sys.path if p and _inside(os.path.realpath(p), readable))]
-    sys.dont_write_bytecode = True
-    args = [ast.literal_eval(text) for text in job["args"]]
-    kwargs = {name: ast.literal_eval(text) for name, text in job["kwargs"].items()}
-    sys.addaudithook(_hook(scratch, readable))
-    outcome, actual = _call(job, args, kwargs)
+    try:
+        scratch, lib = os.path.realpath(job["scratch"]), os.path.realpath(job["lib"])
+        os.chdir(scratch)
+        readable = [lib, scratch, *_python_roots()]
+        sys.path[:] = [lib, *(p for p in sys.path if p and _inside(os.path.realpath(p), readable))]
+        sys.dont_write_bytecode = True
+        args = [ast.literal_eval(text) for text in job["args"]]
+        kwargs = {name: ast.literal_eval(text) for name, text in job["kwargs"].items()}
+        sys.addaudithook(_hook(scratch, readable))
+    except Exception as error:  # the sandbox, not the call, failed: the parent says "not run"
+        outcome, actual = "setup", f"the sandbox could not be set up: {_describe(error)}"
+    else:
+        outcome, actual = _call(job, args, kwargs)
     channel.write(job["nonce"] + json.dumps({"outcome": outcome, "actual": actual}) + "\n")
     channel.flush()
     os._exit(0)  # skip interpreter teardown: library finalizers have nothing left to say

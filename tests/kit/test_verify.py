@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +14,7 @@ from typing import Any
 import pytest
 from kit_scripted import AUDITED, FALSE_ALARMS, KEY
 
-from kit.verify import CallRefused, Verifier, parse_call
+from kit.verify import CHILD, CallRefused, Verifier, parse_call
 
 
 @pytest.fixture(scope="module")
@@ -353,6 +356,17 @@ def test_a_crash_is_reported_and_a_silent_exit_proves_nothing(evil: tuple[Verifi
     silent = run(evil[0], "bail()")
     assert silent["ran"] is False and silent["outcome"] is None
     assert "ended without a result (exit code 3)" in (silent["refused"] or "")
+
+
+def test_a_sandbox_that_cannot_be_set_up_says_so(tmp_path: Path) -> None:
+    job = {"lib": str(tmp_path), "scratch": str(tmp_path / "missing"), "module": "m",
+           "target": ["f"], "args": [], "kwargs": {}, "nonce": "N0NCE", "timeout": 1.0,
+           "memory_bytes": 2**28, "cpu_seconds": 2, "max_repr": 100, "open_files": 64,
+           "file_bytes": 2**20}  # fmt: skip
+    done = subprocess.run([sys.executable, "-I", "-B", str(CHILD)], input=json.dumps(job),
+                          capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+    answer = json.loads(done.stdout.strip().removeprefix("N0NCE"))
+    assert answer["outcome"] == "setup" and "could not be set up" in answer["actual"]
 
 
 def test_what_the_library_prints_cannot_pose_as_the_result(evil: tuple[Verifier, Path]) -> None:
