@@ -318,7 +318,8 @@ class Verifier:
                 done = subprocess.run(
                     [sys.executable, "-I", "-B", str(CHILD)],
                     input=json.dumps(job), capture_output=True, text=True, cwd=work,
-                    env=CHILD_ENV, timeout=self.timeout + GRACE_SECONDS, start_new_session=True,
+                    env={**CHILD_ENV, "TMPDIR": work}, timeout=self.timeout + GRACE_SECONDS,
+                    start_new_session=True,
                 )  # fmt: skip
             except subprocess.TimeoutExpired:
                 return "timeout", f"timeout: the call did not finish within {self.timeout:g} s"

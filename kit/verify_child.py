@@ -31,12 +31,14 @@ BLOCKED_EVENTS = frozenset({
     "os.system", "os.fork", "os.forkpty", "os.exec", "os.spawn", "os.posix_spawn", "os.kill",
     "os.killpg", "os.startfile", "os.setuid", "os.setgid", "sys.addaudithook",
     "resource.setrlimit", "resource.prlimit", "signal.pthread_kill",
+    "sqlite3.enable_load_extension", "sqlite3.load_extension",
 })  # fmt: skip
 PATH_CHANGING_EVENTS = frozenset({
     "os.remove", "os.rename", "os.replace", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
     "os.link", "os.symlink", "os.truncate", "os.utime", "os.chflags", "os.lchflags",
     "os.mkfifo", "os.mknod", "os.setxattr", "os.removexattr", "shutil.rmtree",
     "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.move", "shutil.chown",
+    "sqlite3.connect",  # SQLite opens and writes its files without an "open" event
 })  # fmt: skip
 PATH_READING_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.getxattr"})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -131,6 +133,8 @@ def _hook(scratch: str, readable: list[str]) -> Any:
             (check_write if writing else check_read)(event, path)
         elif event in PATH_CHANGING_EVENTS:
             for arg in args:
+                if arg in (":memory:", b":memory:", ""):
+                    continue  # SQLite's in-memory database touches no file
                 if isinstance(arg, str | bytes | os.PathLike):
                     check_write(event, arg)
         elif event in PATH_READING_EVENTS and args:

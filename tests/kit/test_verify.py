@@ -240,6 +240,23 @@ def where():
     return os.getcwd()
 
 
+def database(path):
+    import sqlite3
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("create table t (x)")
+        return "created"
+    finally:
+        connection.close()
+
+
+def temporary():
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", delete=False) as handle:
+        handle.write("x")
+    return os.path.dirname(handle.name) == os.getcwd()
+
+
 def bail():
     os._exit(3)
 
@@ -316,6 +333,8 @@ def test_writes_outside_the_scratch_folder_are_refused(evil: tuple[Verifier, Pat
     assert run(verifier, "where()")["actual"] == "'<scratch>'"
     copy = verifier._copy
     assert copy is not None
+    result = run(verifier, f"database({str(base / 'outside.db')!r})")
+    assert "PermissionError" in result["actual"] and not (base / "outside.db").exists()
     for path in (verifier.root / "evil" / "bad.py", copy / "evil" / "bad.py", base / "outside.txt"):
         result = run(verifier, f"remove({str(path)!r})")
         assert "PermissionError" in result["actual"] and path.exists()
@@ -323,6 +342,9 @@ def test_writes_outside_the_scratch_folder_are_refused(evil: tuple[Verifier, Pat
 
 def test_the_scratch_folder_is_writable_and_fresh(evil: tuple[Verifier, Path]) -> None:
     assert run(evil[0], "note()")["actual"] == "'kept'"
+    assert run(evil[0], "temporary()")["actual"] == "True"  # tempfile writes in scratch
+    assert run(evil[0], "database(':memory:')")["actual"] == "'created'"
+    assert run(evil[0], "database('here.db')")["actual"] == "'created'"
     assert "FileNotFoundError" in run(evil[0], "peek('note.txt')")["actual"]
 
 
