@@ -326,11 +326,11 @@ class Guards:
                 return
             yield item
 
-    def unpack_sequence(self, it: Any, spec: Any, _getiter: Any) -> Any:
+    def unpack_sequence(self, it: Any, spec: Any = None, _getiter: Any = None) -> Any:
         """``a, b = x``: plain data needs no proxy; Python checks the count itself."""
         return it
 
-    def iter_unpack_sequence(self, it: Any, spec: Any, _getiter: Any) -> Any:
+    def iter_unpack_sequence(self, it: Any, spec: Any = None, _getiter: Any = None) -> Any:
         """``for a, b in xs``: the loop is charged like any other."""
         return self.getiter(it)
 

@@ -222,3 +222,36 @@ def test_limits_are_validated():
         Limits(steps=0)
     with pytest.raises(ValueError, match="seconds"):
         Limits(seconds=-1)
+
+
+def test_every_construct_of_the_language_runs():
+    from test_check import GOOD
+
+    result = Sandbox(host={"phase": lambda name: None}).run(GOOD)
+    assert result == {
+        "squares": [0, 4, 8],
+        "label": "      12 {'a': 3, 'b': 1}",
+        "rest": [3, 2],
+        "seen": [0, 4, 8],
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("result = [a for a, b in [(1, 2), (3, 4)]]", [1, 3]),
+        ("result = {k: v for k, v in {'x': 1}.items()}", {"x": 1}),
+        ("result = []\nfor a, (b, c) in [(1, (2, 3))]:\n    result.append(a + b + c)", [6]),
+        ("a, *b = 'xyz'\nresult = [a, b]", ["x", ["y", "z"]]),
+        ("result = sum(x for x, _y in [(1, 0), (2, 0)])", None),
+        ("result = [i * j for i in range(3) for j in range(2) if i]", [0, 1, 0, 2]),
+        ("def f(*args, **kw):\n    return [args, kw]\nresult = f(*[1, 2], **{'k': 3})",
+         [(1, 2), {"k": 3}]),
+    ],
+)  # fmt: skip
+def test_unpacking_in_every_position(source, expected):
+    if expected is None:  # '_y' is refused: names may not start with '_'
+        with pytest.raises(PlanRefused):
+            Sandbox().run(source)
+        return
+    assert Sandbox().run(source) == expected
