@@ -8,13 +8,17 @@ and the functions a verification may call all agree. The listing never includes 
 from __future__ import annotations
 
 import ast
+import threading
 from pathlib import Path
 
 from kit.paths import AUDITED, HIDDEN, PathRefused, safe_path
 
-__all__ = ["audited_root", "definitions", "library_files", "module_name"]
+__all__ = ["PARSE_LOCK", "audited_root", "definitions", "library_files", "module_name"]
 
 SKIPPED_FOLDERS = frozenset({HIDDEN, "__pycache__"})
+# Words run on many worker threads; every ast.parse of the kit takes this lock, because
+# CPython 3.11's parser has been seen to fail when called on parallel threads.
+PARSE_LOCK = threading.Lock()
 
 
 def audited_root(corpus: str | Path) -> Path:
@@ -74,7 +78,8 @@ def definitions(source: str) -> set[str]:
     ['A', 'A.f', 'g']
     """
     try:
-        tree = ast.parse(source)
+        with PARSE_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()

@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.library import SKIPPED_FOLDERS, audited_root, definitions, library_files, module_name
+from kit.library import (
+    PARSE_LOCK,
+    SKIPPED_FOLDERS,
+    audited_root,
+    definitions,
+    library_files,
+    module_name,
+)
 from kit.paths import PathRefused, normalise, safe_path
 
 __all__ = ["CallRefused", "LibraryIndex", "ParsedCall", "Verifier", "parse_call"]
@@ -88,7 +95,8 @@ def parse_call(text: Any) -> ParsedCall:
                           f"of {MAX_CALL_CHARS}.")  # fmt: skip
     shown = source if len(source) <= 80 else source[:77] + "..."
     try:
-        tree = ast.parse(source, mode="eval")
+        with PARSE_LOCK:
+            tree = ast.parse(source, mode="eval")
     except SyntaxError as error:
         raise CallRefused(f"The failing call {shown!r} is not one Python expression: "
                           f"{error.msg}.") from None  # fmt: skip

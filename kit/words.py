@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kit import findings as found
-from kit.library import audited_root, library_files
+from kit.library import PARSE_LOCK, audited_root, library_files
 from kit.paths import PathRefused, normalise, read_text, safe_path
 from kit.prompts import LENSES, Prompts, load_prompts
 from kit.shards import estimate_tokens, pack
@@ -123,8 +123,10 @@ class AuditKit:
         with self._lock:
             cached = self._spans.get(path)
         if cached is None:
+            text = self.text(path)
             try:
-                cached = function_spans(self.text(path))
+                with PARSE_LOCK:
+                    cached = function_spans(text)
             except (SyntaxError, ValueError):
                 cached = []
             with self._lock:
