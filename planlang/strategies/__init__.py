@@ -23,11 +23,12 @@ See docs/STRATEGIES.md.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
 
+from planlang.strategies.expressions import EXCLUDABLE_FEATURES
 from planlang.strategies.fake import FakeHost, HostCall, HostWordMisuse, fake_host, schema_value
 from planlang.strategies.near_miss import PLANTED_CONSTRUCTS, NearMiss, plant
 from planlang.strategies.spec import (
@@ -41,6 +42,7 @@ from planlang.strategies.statements import PlanWriter
 
 __all__ = [
     "DEFAULT_HOST_WORDS",
+    "EXCLUDABLE_FEATURES",
     "PLANTED_CONSTRUCTS",
     "FakeHost",
     "HostCall",
@@ -63,7 +65,11 @@ def _chunks(
     max_statements: int,
     max_nesting: int,
     max_expression_depth: int,
+    exclude: Collection[str] = (),
 ) -> st.SearchStrategy[list[list[str]]]:
+    unknown = set(exclude) - set(EXCLUDABLE_FEATURES)
+    if unknown:
+        raise ValueError(f"Cannot exclude {sorted(unknown)}; choose from EXCLUDABLE_FEATURES.")
     for name, value in {"max_statements": max_statements, "max_nesting": max_nesting,
                         "max_expression_depth": max_expression_depth}.items():  # fmt: skip
         if not isinstance(value, int) or value < 0:
@@ -83,6 +89,7 @@ def _chunks(
             max_statements=max_statements,
             max_nesting=max_nesting,
             max_expression_depth=max_expression_depth,
+            exclude=frozenset(exclude),
         )
         return writer.plan()
 
@@ -96,15 +103,19 @@ def plans(
     max_statements: int = 12,
     max_nesting: int = 2,
     max_expression_depth: int = 2,
+    exclude: Collection[str] = (),
 ) -> st.SearchStrategy[str]:
     """Valid plan sources that call ``host_words`` with well-typed arguments.
 
     ``values`` names the plain data the host hands in (name -> JSON schema, e.g.
     ``{"inputs": {...}}``); plans read them but never change them. The plan binds ``result``
     last. ``max_statements`` bounds statements (nested ones included), ``max_nesting`` how deep
-    blocks nest, ``max_expression_depth`` how deep expressions nest.
+    blocks nest, ``max_expression_depth`` how deep expressions nest. ``exclude`` names features
+    of ``EXCLUDABLE_FEATURES`` not to generate.
     """
-    strategy = _chunks(host_words, values, max_statements, max_nesting, max_expression_depth)
+    strategy = _chunks(
+        host_words, values, max_statements, max_nesting, max_expression_depth, exclude
+    )
     return strategy.map(lambda chunks: "\n".join(line for chunk in chunks for line in chunk) + "\n")
 
 
@@ -116,6 +127,7 @@ def near_misses(
     max_statements: int = 6,
     max_nesting: int = 1,
     max_expression_depth: int = 1,
+    exclude: Collection[str] = (),
 ) -> st.SearchStrategy[NearMiss]:
     """A valid plan with exactly one forbidden construct planted: ``NearMiss(source,
     construct, line, end_line)``. The checker should refuse it with a problem on ``line``
@@ -124,7 +136,7 @@ def near_misses(
     unknown = set(constructs) - set(PLANTED_CONSTRUCTS)
     if unknown or not constructs:
         raise ValueError(f"Unknown constructs {sorted(unknown)}; choose from PLANTED_CONSTRUCTS.")
-    base = _chunks(host_words, values, max_statements, max_nesting, max_expression_depth)
+    base = _chunks(host_words, values, max_statements, max_nesting, max_expression_depth, exclude)
     return st.builds(
         plant,
         base,

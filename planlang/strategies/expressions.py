@@ -21,7 +21,10 @@ from hypothesis import strategies as st
 
 from planlang.strategies.spec import BOOL, FLOAT, INT, STR, Type
 
-__all__ = ["Expressions", "Scope", "default_literal", "is_data"]
+__all__ = ["EXCLUDABLE_FEATURES", "Expressions", "Scope", "default_literal", "is_data"]
+
+# Features an embedder can switch off, e.g. because their own policy narrows the language.
+EXCLUDABLE_FEATURES: tuple[str, ...] = ("tuple unpacking", "while", "def", "walrus", "f-string")
 
 SORTABLE = (INT, FLOAT, STR, BOOL)
 _LITERAL_TEXT = string.ascii_letters[:6] + " _-'\"{}\\é\n"
@@ -78,9 +81,15 @@ def default_literal(kind: Type) -> str:
 class Expressions:
     """Draws typed expression source. ``draw`` is hypothesis's draw of one composite run."""
 
-    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any], max_depth: int):
+    def __init__(
+        self,
+        draw: Callable[[st.SearchStrategy[Any]], Any],
+        max_depth: int,
+        exclude: frozenset[str] = frozenset(),
+    ):
         self.draw = draw
         self.max_depth = max_depth
+        self.exclude = exclude  # language features (EXCLUDABLE_FEATURES) not to generate
         self._counter = 0
 
     # -- choices -------------------------------------------------------------------------

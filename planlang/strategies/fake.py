@@ -9,74 +9,33 @@ was returned, so a test can show that nothing the plan did changed data the host
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
 
+from planlang.standin import UnsatisfiableSchema, value_for
 from planlang.strategies.spec import HostWordSpec, Param, normalize_host_words
 
 __all__ = ["FakeHost", "HostCall", "HostWordMisuse", "fake_host", "schema_value"]
-
-_WORDS = ("alpha", "beta", "gamma", "delta", "quote'd", 'dq"x', "brace{}", "ünï", "")
 
 
 class HostWordMisuse(TypeError):
     """A plan called a fake host word with arguments its spec does not allow."""
 
 
-def schema_value(schema: Mapping[str, Any] | None, rng: random.Random, depth: int = 0) -> Any:
-    """A small value valid for ``schema`` (the JSON schema subset specs use)."""
-    if not schema:
-        return rng.choice([None, 1, "text", True, 2.5]) if schema is not None else None
-    if "const" in schema:
-        return copy.deepcopy(schema["const"])
-    if "enum" in schema:
-        return copy.deepcopy(rng.choice(list(schema["enum"])))
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            return schema_value(rng.choice(list(schema[key])), rng, depth)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = rng.choice(kind)
-    if kind == "string":
-        low, high = schema.get("minLength", 0), schema.get("maxLength", 24)
-        text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 3)))
-        text = (text + "x" * low)[: max(low, min(high, len(text)))]
-        return text.ljust(low, "x")
-    if kind == "integer":
-        return rng.randint(int(schema.get("minimum", -20)), int(schema.get("maximum", 100)))
-    if kind == "number":
-        low, high = float(schema.get("minimum", -50.0)), float(schema.get("maximum", 50.0))
-        return round(rng.uniform(low, high), 3) if low < high else low
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "null":
+def schema_value(schema: Mapping[str, Any] | None, rng: random.Random) -> Any:
+    """A small value valid for ``schema``, made by the stand-in model (``None`` for ``None``)."""
+    if schema is None:
         return None
-    if kind == "array":
-        low = schema.get("minItems", 0)
-        high = max(low, min(schema.get("maxItems", 4), 4 if depth < 2 else 1))
-        return [
-            schema_value(schema.get("items", {}), rng, depth + 1)
-            for _ in range(rng.randint(low, high))
-        ]
-    if kind == "object" or "properties" in schema:
-        required = set(schema.get("required", ()))
-        value = {
-            name: schema_value(sub, rng, depth + 1)
-            for name, sub in schema.get("properties", {}).items()
-            if name in required or rng.random() < 0.5
-        }
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping) and extra and depth < 3:
-            for i in range(rng.randint(0, 3)):
-                value.setdefault(
-                    f"{rng.choice(_WORDS[:4])}{i}", schema_value(extra, rng, depth + 1)
-                )
-        return value
-    return None
+    try:
+        return value_for(_plain(schema), rng, max_extra_items=3)
+    except UnsatisfiableSchema as error:
+        raise ValueError(f"No value satisfies the schema {dict(schema)!r}: {error}") from None
 
 
 @dataclass
@@ -166,14 +125,24 @@ def _check_argument(spec: HostWordSpec, param: Param, value: Any) -> None:
     if param.kind == "schema":
         if not isinstance(value, Mapping):
             raise HostWordMisuse(f"{where} takes a JSON schema dict, not {value!r}.")
-        jsonschema.Draft202012Validator.check_schema(value)
+        try:
+            _validator(json.dumps(_plain(value), sort_keys=True))
+        except (jsonschema.SchemaError, TypeError, ValueError) as bad:
+            raise HostWordMisuse(f"{where} got a schema that is not valid: {bad}") from None
         return
-    try:
-        jsonschema.validate(_plain(value), dict(param.schema))
-    except jsonschema.ValidationError as error:
-        raise HostWordMisuse(
-            f"{where} got {value!r}, which does not match: {error.message}"
-        ) from None
+    validator = _validator(json.dumps(_plain(param.schema), sort_keys=True))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(_plain(value)))
+    if error is not None:
+        raise HostWordMisuse(f"{where} got {value!r}, which does not match: {error.message}")
+
+
+@lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    """A validator per parameter schema, built once (checking a schema is slow)."""
+    schema = json.loads(schema_json)
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)
 
 
 def _plain(value: Any) -> Any:

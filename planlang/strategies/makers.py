@@ -47,7 +47,7 @@ def _with_item(g: G, s: Scope, item: Type, name: str | None = None) -> tuple[Sco
 
 def _comprehension(g: G, s: Scope, want: Type, d: int) -> tuple[str, str]:
     """``(element expression, 'for ... in ... if ...')`` for a comprehension producing want."""
-    shape = g.index(4)
+    shape = g.index(2 if "tuple unpacking" in g.exclude else 4)
     if shape == 1:  # over a range
         inner, var = _with_item(g, s, INT)
         head = f"for {var} in range(abs({g.expr(s, INT, d)}) % 5)"
@@ -180,7 +180,9 @@ def str_join(g: G, s: Scope, k: Type, d: int) -> str:
     return f"{sep}.join({g.expr(s, ('list', STR), d)})"
 
 
-def fstring(g: G, s: Scope, k: Type, d: int) -> str:
+def fstring(g: G, s: Scope, k: Type, d: int) -> str | None:
+    if "f-string" in g.exclude:
+        return None
     readable = [(n, t) for n, t in s.names.items() if t[0] in _SPECS]
     readable += [(c, t) for c, t in g.paths(s) if t[0] in _SPECS and '"' not in c and "\\" not in c]
     parts = []

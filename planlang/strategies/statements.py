@@ -41,8 +41,9 @@ class PlanWriter(Expressions, HostCalls):
         max_statements: int,
         max_nesting: int,
         max_expression_depth: int,
+        exclude: frozenset[str] = frozenset(),
     ):
-        Expressions.__init__(self, draw, max_expression_depth)
+        Expressions.__init__(self, draw, max_expression_depth, exclude)
         self.words = dict(words)
         self.values = dict(values)
         self.budget = max_statements
@@ -186,7 +187,9 @@ class PlanWriter(Expressions, HostCalls):
             options += [f"{name}.pop({n!r}, None)" for n in optional]
         return self.pick(options).split("\n")
 
-    def unpack(self, scope: Scope) -> Lines:
+    def unpack(self, scope: Scope) -> Lines | None:
+        if "tuple unpacking" in self.exclude:
+            return None
         shape = self.index(4)
         if shape == 1:
             q, r = self.fresh(INT), self.fresh(INT)
@@ -252,7 +255,9 @@ class PlanWriter(Expressions, HostCalls):
             lines += ["else:", *self.block(scope.child(), nesting)]
         return lines
 
-    def walrus_if(self, scope: Scope, nesting: int) -> Lines:
+    def walrus_if(self, scope: Scope, nesting: int) -> Lines | None:
+        if "walrus" in self.exclude:
+            return None
         name = self.fresh(INT)
         head = f"if ({name} := {self.expr(scope, INT)}) > {self.literal(INT)}:"
         inner = scope.child()
@@ -263,7 +268,7 @@ class PlanWriter(Expressions, HostCalls):
 
     def for_statement(self, scope: Scope, nesting: int) -> Lines:
         inner = scope.child(in_loop=True)
-        shape = self.index(4)
+        shape = self.index(2 if "tuple unpacking" in self.exclude else 4)
         if shape == 1:
             var = self.fresh("i")
             head = f"for {var} in range({self.index(5)}):"
@@ -290,7 +295,9 @@ class PlanWriter(Expressions, HostCalls):
             lines += ["else:", *self.block(scope.child(), nesting)]
         return lines
 
-    def while_statement(self, scope: Scope, nesting: int) -> Lines:
+    def while_statement(self, scope: Scope, nesting: int) -> Lines | None:
+        if "while" in self.exclude:
+            return None
         counter = self.fresh("k")
         scope.bind(counter, INT, owned=False)
         inner = scope.child(in_loop=True)
@@ -302,7 +309,9 @@ class PlanWriter(Expressions, HostCalls):
         body = self.block(inner, nesting)
         return [f"{counter} = 0", f"while {condition}:", f"    {counter} += 1", *body]
 
-    def define(self, scope: Scope, nesting: int) -> Lines:
+    def define(self, scope: Scope, nesting: int) -> Lines | None:
+        if "def" in self.exclude:
+            return None
         if self.chance(5):
             return self.recursive_define(scope)
         params = [self.pick((INT, STR, ("list", INT), FLOAT)) for _ in range(self.index(4))]
