@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import threading
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -22,6 +23,9 @@ __all__ = ["CheckResult", "Problem", "check", "MAX_SOURCE_BYTES"]
 MAX_SOURCE_BYTES = 1_000_000
 
 _compiled: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+# CPython 3.11's AST constructor keeps its recursion depth in shared state, and parsing on two
+# threads at once can fail with "AST constructor recursion depth mismatch" (gh-106905).
+_AST_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,11 @@ def _check_cached(source: str, filename: str) -> CheckResult:
     early = _early_problems(source, filename)
     if early:
         return CheckResult(filename, digest, early)
+    with _AST_LOCK:
+        return _check_locked(source, filename, digest)
+
+
+def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
     try:
         tree = ast.parse(source, filename, "exec")
     except SyntaxError as error:  # also covers IndentationError and TabError
@@ -92,8 +101,10 @@ def _check_cached(source: str, filename: str) -> CheckResult:
         return CheckResult(
             filename, digest, (Problem(filename, line, col, "PL001", f"syntax error: {error.msg}"),)
         )
-    except (ValueError, MemoryError, RecursionError) as error:
-        # null bytes, or nesting too deep for the parser
+    except (MemoryError, RecursionError):
+        problem = Problem(filename, 1, 1, "PL003", "the plan is nested too deeply to parse")
+        return CheckResult(filename, digest, (problem,))
+    except ValueError as error:  # e.g. null bytes
         return CheckResult(
             filename, digest, (Problem(filename, 1, 1, "PL001", f"cannot parse: {error}"),)
         )
