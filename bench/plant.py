@@ -13,6 +13,7 @@ import ast
 import doctest
 import random
 import re
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -21,10 +22,13 @@ from bench.corpus import Corpus
 from bench.edits import KINDS, Edit, Validator, apply, candidates
 from bench.proof import Proof
 from bench.workspace import Slot, borrowed, slots
-from kit.source import function_spans
+from kit.source import spans_of_tree
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_FAILING_SHARE = 0.4
+# CPython 3.11 can fail spuriously when threads run ast.parse at once (gh-106905): the workers
+# hold this lock for their parsing and release it while a child process runs the examples.
+PARSE_LOCK = threading.Lock()
 MIN_EXAMPLES = 3
 
 
@@ -67,19 +71,20 @@ def count_examples(docstring: str) -> int:
     return len(doctest.DocTestParser().get_examples(docstring))
 
 
-def eligible_functions(source: str) -> list[tuple[str, int, int, FunctionNode]]:
+def eligible_functions(source: str | ast.Module) -> list[tuple[str, int, int, FunctionNode]]:
     """(name, start, end, node) of top-level functions whose own docstring has examples."""
     found = []
-    for span in function_spans(source):
+    tree = ast.parse(source) if isinstance(source, str) else source
+    for span in spans_of_tree(tree):
         doc = ast.get_docstring(span.node, clean=False)
         if doc and count_examples(doc) > 0:
             found.append((span.name, span.start, span.end, span.node))
     return found
 
 
-def file_examples(source: str) -> int:
+def file_examples(source: str | ast.Module) -> int:
     """Static count of doctest examples in all docstrings of a file."""
-    tree = ast.parse(source)
+    tree = ast.parse(source) if isinstance(source, str) else source
     total = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
@@ -105,6 +110,7 @@ def plant(
     rng.shuffle(kinds)
     result = Planting(eligible=len(order))
     done: dict[int, Outcome] = {}
+    stop = threading.Event()
     with slots(corpus, workers) as pool, ThreadPoolExecutor(workers) as executor:
         pending: dict[Future[Outcome], int] = {}
         next_index = 0
@@ -117,7 +123,7 @@ def plant(
 
                 def task(path: str = path, preference: list[str] = preference) -> Outcome:
                     with borrowed(pool) as slot:
-                        return _try_file(slot, path, seed, preference, timeout, attempts)
+                        return _try_file(slot, path, seed, preference, timeout, attempts, stop)
 
                 pending[executor.submit(task)] = position
                 next_index += 1
@@ -129,6 +135,8 @@ def plant(
                 if progress:
                     progress(outcome)
             if _enough(done, count):
+                # Files still running lie beyond the chosen prefix: their results are dropped.
+                stop.set()
                 for future in pending:
                     future.cancel()
                 wait(pending)
@@ -146,7 +154,10 @@ def plant(
 def _is_candidate(corpus: Corpus, path: str) -> bool:
     try:
         source = (corpus.root / path).read_text(encoding="utf-8")
-        return file_examples(source) >= MIN_EXAMPLES and bool(eligible_functions(source))
+        if source.count(">>>") < MIN_EXAMPLES:
+            return False
+        tree = ast.parse(source)
+        return file_examples(tree) >= MIN_EXAMPLES and bool(eligible_functions(tree))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return False
 
@@ -165,7 +176,13 @@ def _enough(done: dict[int, Outcome], count: int) -> bool:
 
 
 def _try_file(
-    slot: Slot, path: str, seed: int, preference: list[str], timeout: float, attempts: int
+    slot: Slot,
+    path: str,
+    seed: int,
+    preference: list[str],
+    timeout: float,
+    attempts: int,
+    stop: threading.Event,
 ) -> Outcome:
     outcome = Outcome(path)
     baseline = slot.run(path, timeout)
@@ -174,12 +191,15 @@ def _try_file(
         outcome.skipped = baseline.problem()
         return outcome
     source = slot.read(path)
-    valid = Validator(source)
-    for name, edit in _ordered_edits(source, path, seed, preference):
-        if outcome.tried >= attempts:
+    with PARSE_LOCK:
+        valid = Validator(source)
+        ordered = _ordered_edits(source, path, seed, preference)
+    for name, edit in ordered:
+        if outcome.tried >= attempts or stop.is_set():
             break
-        if not valid(edit):
-            continue
+        with PARSE_LOCK:
+            if not valid(edit):
+                continue
         outcome.tried += 1
         edit_timeout = min(timeout, max(5.0, 5 * baseline.seconds))
         proof = slot.run(path, edit_timeout, apply(source, edit))

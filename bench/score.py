@@ -10,13 +10,15 @@ that is not a file of the library never counts, is never opened, and never raise
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.key import load_key
-from kit.paths import PathRefused, normalise, read_text
+from kit.paths import PathRefused, normalise, safe_path
 from kit.source import FunctionSpan, function_spans, name_at
 
 BLOCK = 10
@@ -104,8 +106,8 @@ def _parse(finding: Mapping[str, Any]) -> tuple[str, int | None, str | None]:
     line: int | None = None
     if isinstance(raw_line, int | float) and not isinstance(raw_line, bool):
         line = int(raw_line) if raw_line == raw_line and abs(raw_line) < 1e12 else None
-    elif isinstance(raw_line, str) and raw_line.strip().lstrip("-").isdigit():
-        line = int(raw_line.strip())
+    elif isinstance(raw_line, str) and re.fullmatch(r"\s*-?[0-9]{1,12}\s*", raw_line):
+        line = int(raw_line)
     named = finding.get("function")
     return path, line, named.strip() if isinstance(named, str) and named.strip() else None
 
@@ -115,13 +117,12 @@ def _block(line: int | None) -> str:
 
 
 def _same_function(named: str | None, function: str) -> bool:
-    """The named function is the bug's: the qualified name, or its last part."""
+    """The named function is the bug's: its qualified name, a dotted suffix of it (``g`` for
+    ``C.g``), or the name with a module prefix (``pkg.mod.C.g``)."""
     if not named:
         return False
     named = named.removesuffix("()")
-    return (
-        named == function or named == function.rpartition(".")[2] or function.endswith("." + named)
-    )
+    return named == function or function.endswith("." + named) or named.endswith("." + function)
 
 
 def _nearest(
@@ -172,7 +173,21 @@ class _Spans:
             return None
         if path not in self.cache:
             try:
-                self.cache[path] = function_spans(read_text(self.library, path))
+                resolved = _resolved(str(self.library), path)
+                stat = resolved.stat()
+                self.cache[path] = _spans_of_file(str(resolved), stat.st_mtime_ns, stat.st_size)
             except (PathRefused, OSError, SyntaxError, ValueError, UnicodeDecodeError):
                 self.cache[path] = None
         return self.cache[path]
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(library: str, path: str) -> Path:
+    """The kit's safe resolution, memoised: resolving is most of the cost of scoring."""
+    return safe_path(library, path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spans_of_file(path: str, mtime_ns: int, size: int) -> list[FunctionSpan]:
+    """Spans of one file, cached by identity and version: scoring many runs reparses nothing."""
+    return function_spans(Path(path).read_text(encoding="utf-8"))

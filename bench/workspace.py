@@ -30,7 +30,8 @@ class Slot:
         shutil.copytree(
             corpus.root / corpus.package,
             base / corpus.package,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            # Bytecode is kept (copy2 keeps mtimes, so it stays valid): the first import in a
+            # fresh copy then costs a second, not a full compile of the package.
         )
 
     def read(self, relative: str) -> str:

@@ -34,8 +34,13 @@ def function_spans(source: str) -> list[FunctionSpan]:
     >>> [(span.name, span.start, span.end) for span in function_spans(source)]
     [('A.f', 2, 3)]
     """
+    return spans_of_tree(ast.parse(source))
+
+
+def spans_of_tree(tree: ast.Module) -> list[FunctionSpan]:
+    """:func:`function_spans` of an already parsed module."""
     spans: list[FunctionSpan] = []
-    _collect(ast.parse(source), [], spans)
+    _collect(tree, [], spans)
     spans.sort(key=lambda span: span.start)
     return spans
 

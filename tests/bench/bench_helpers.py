@@ -2,41 +2,38 @@
 
 from __future__ import annotations
 
-import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from bench.corpus import Corpus
-from bench.proof import Proof, run_examples
+from bench.workspace import Slot
 
 REPO = Path(__file__).resolve().parents[2]
 ALGOS = REPO / "data" / "algos"
 
 
-def rerun(corpus: Corpus, bug: dict[str, Any], workdir: Path, planted: bool) -> Proof:
-    """Run the examples of the bug's file from a fresh copy, with the planted line or not."""
-    copy = workdir / ("buggy" if planted else "clean")
-    shutil.copytree(
-        corpus.root / corpus.package,
-        copy / corpus.package,
-        ignore=shutil.ignore_patterns("__pycache__", "tests"),
-    )
-    path = copy / bug["path"]
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    index = bug["source_line"] - 1
-    assert lines[index].rstrip("\r\n") == bug["original"]
-    if planted:
-        lines[index] = bug["planted"] + lines[index][len(bug["original"]) :]
-        path.write_text("".join(lines), encoding="utf-8")
-    module = corpus.module_name(bug["path"])
-    return run_examples(copy, module, bug["path"], 120, corpus.doctest_globals)
+def assert_all_proven(corpus: Corpus, bugs: list[dict[str, Any]], workdir: Path) -> None:
+    """:func:`assert_proven` for every bug, two at a time (the proofs are child processes)."""
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(assert_proven, corpus, bug, workdir) for bug in bugs]:
+            future.result()
 
 
 def assert_proven(corpus: Corpus, bug: dict[str, Any], workdir: Path) -> None:
-    """The clean file passes all its examples; the buggy one fails >= 1 and <= 40% of them."""
-    clean = rerun(corpus, bug, workdir, planted=False)
+    """In a fresh copy of the corpus, the bug's file passes all its examples, and with the
+    planted line it fails at least one and at most 40% of them, at the lines the key names."""
+    copy = workdir / bug["id"]
+    copy.mkdir(parents=True)
+    slot = Slot(corpus, copy)
+    source = slot.read(bug["path"])
+    lines = source.splitlines(keepends=True)
+    index = bug["source_line"] - 1
+    assert lines[index].rstrip("\r\n") == bug["original"]
+    lines[index] = bug["planted"] + lines[index][len(bug["original"]) :]
+    clean = slot.run(bug["path"], 120)
     assert clean.all_pass, f"{bug['id']}: {clean.problem()}"
-    buggy = rerun(corpus, bug, workdir, planted=True)
+    buggy = slot.run(bug["path"], 120, "".join(lines))
     assert buggy.status == "ok"
     failing = len(buggy.failed)
     assert 1 <= failing <= 0.4 * buggy.total, f"{bug['id']}: {failing} of {buggy.total} fail"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import ALGOS, assert_proven
+from bench_helpers import ALGOS, assert_all_proven
 
 from bench.__main__ import main
 from bench.audited import strip_examples
@@ -27,8 +27,7 @@ def test_the_key_names_about_a_dozen_bugs_in_distinct_files(algos_key: dict[str,
 def test_every_planted_bug_is_proven_by_its_files_examples(
     algos_key: dict[str, Any], tmp_path: Path
 ) -> None:
-    for bug in algos_key["bugs"]:
-        assert_proven(CORPUS, bug, tmp_path / bug["id"])
+    assert_all_proven(CORPUS, algos_key["bugs"], tmp_path)
 
 
 def test_key_lines_show_the_planted_line_in_its_function(algos_key: dict[str, Any]) -> None:
