@@ -60,7 +60,8 @@ def _find_token(gap: str, token: str) -> int:
         before = gap[position - 1] if position else " "
         after = gap[position + len(token) : position + len(token) + 1] or " "
         glue = "<>=!+-*/%&|^" if not token.isalpha() else "_"
-        if not (before in glue or after in glue or (token.isalpha() and after.isalnum())):
+        alpha_glued = token.isalpha() and (after.isalnum() or before.isalnum())
+        if not (before in glue or after in glue or alpha_glued):
             return position
         start = position + 1
     return -1
@@ -174,16 +175,27 @@ def and_or(node: ast.AST, line: Line, scope: Scope) -> Iterator[str]:
             yield text
 
 
+_NEGATED = {ast.In: ("in", "not in"), ast.NotIn: ("not in", "in"), ast.Is: ("is", "is not")}
+_NEGATED[ast.IsNot] = ("is not", "is")
+
+
 def negation(node: ast.AST, line: Line, scope: Scope) -> Iterator[str]:
-    """A dropped ``not`` (``not x`` -> ``x``) or an added one in an ``if``/``while`` test."""
+    """A dropped or added ``not``: ``not x`` -> ``x``, ``not in`` -> ``in``, ``if not x``."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and _is_single_line(node):
         text = line.seg(node)
         if text.startswith("not"):
             yield line.replace(node, text[3:].lstrip())
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
+        old, new = _NEGATED[type(node.ops[0])]
+        swapped = line.swap_in_gap(node.left, node.comparators[0], old, new)
+        if swapped:
+            yield swapped
     elif isinstance(node, ast.If | ast.While) and _is_single_line(node.test):
         test = node.test
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return
+        if isinstance(test, ast.Compare) and any(type(op) in _NEGATED for op in test.ops):
+            return  # "not a not in b" is no one's mistake; the operator itself is negated above
         inner = line.seg(test)
         wrapped = f"not ({inner})" if isinstance(test, ast.BoolOp | ast.IfExp) else f"not {inner}"
         yield line.replace(test, wrapped)

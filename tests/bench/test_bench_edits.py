@@ -124,3 +124,12 @@ def test_default_source_examples_cover_every_module() -> None:
         if path.name != "__init__.py":
             assert path.read_text(encoding="utf-8").count(">>>") >= 9, path.name
     assert Path(ALGOS / "audited").is_dir()
+
+
+def test_negation_flips_membership_and_never_doubles_a_not() -> None:
+    source = "def f(u, nodes):\n    if u not in nodes:\n        return u is None\n    return 0\n"
+    scope = ast.parse(source).body[0]
+    assert isinstance(scope, ast.FunctionDef)
+    planted = {e.planted.strip() for e in candidates(source, scope) if e.kind == "negation"}
+    assert {"if u in nodes:", "return u is not None"} <= planted
+    assert not any("not u not" in text for text in planted)
