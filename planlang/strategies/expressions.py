@@ -104,6 +104,10 @@ class Expressions:
         """True about once in ``one_in`` draws; shrinks toward False."""
         return bool(self.draw(st.integers(0, one_in - 1)) == one_in - 1)
 
+    def more(self, one_in: int) -> bool:
+        """Go on with probability (one_in - 1) / one_in; shrinks toward stopping."""
+        return bool(self.draw(st.integers(0, one_in - 1)) != 0)
+
     def fresh(self, kind: Type | str) -> str:
         self._counter += 1
         prefix = kind if isinstance(kind, str) else _PREFIX[kind[0]]

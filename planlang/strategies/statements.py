@@ -58,7 +58,7 @@ class PlanWriter(Expressions, HostCalls):
         for name, kind in self.values.items():
             scope.bind(name, kind, owned=False)
         chunks: list[Lines] = []
-        while self.budget > 0 and (not chunks or not self.chance(8)):
+        while self.budget > 0 and (not chunks or self.more(8)):
             chunks.append(self.statement(scope, self.max_nesting))
         chunks.append(self.result(scope))
         return self.constant_lines() + chunks
