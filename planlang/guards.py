@@ -34,7 +34,6 @@ _FIXED_SIZE = frozenset(
 _NUMBERS = frozenset({int, float, bool})
 _WRITABLE = frozenset({list, dict, set})
 _SPEC_NUMBERS = re.compile(r"(\d+)")
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 
 def _attribute_table() -> dict[type, dict[str, str | None]]:
@@ -195,20 +194,16 @@ class Guards:
         return a % b
 
     def _check_printf(self, template: str, args: Any) -> None:
-        limit = self.meter.limits.size
-        specs = _PRINTF_SPEC.findall(template)
-        numbers = [int(n) for spec in specs for n in spec if n and n != "*"]
-        if any(n > limit for n in numbers):
-            self.meter.allow_size(max(numbers), "A %-format width")
-        values = args if isinstance(args, tuple) else (args,)
-        if any(w == "*" or p == "*" for w, p in specs):
-            stars = [v for v in values if type(v) is int]
-            if any(abs(v) > limit for v in stars):
-                self.meter.allow_size(max(abs(v) for v in stars), "A %-format width")
-        longest = max((len(v) for v in values if type(v) is str), default=0)
-        if isinstance(args, dict):
-            longest = max((len(v) for v in args.values() if type(v) is str), default=0)
-        self.meter.allow_size(len(template) + len(specs) * longest, "A %-format")
+        """Bound the result of ``template % args`` before Python builds it: the template, the
+        widths and precisions (all of them together), and the longest string argument per
+        field. The template is parsed as CPython parses it, nested '(' in keys included."""
+        widths, stars, fields = _printf_fields(template)
+        values = args if type(args) is tuple else (args,)
+        if stars:
+            widths += sum(abs(v) for v in values if type(v) is int and abs(v) > 64)
+        items: Iterable[Any] = args.values() if isinstance(args, dict) else values
+        longest = max((len(v) for v in items if type(v) is str), default=0)
+        self.meter.allow_size(len(template) + widths + fields * longest, "A %-format")
 
     def fmt(self, value: Any, conversion: int, spec: str) -> str:
         """One ``{value!c:spec}`` of an f-string, with widths and precisions size-checked."""
@@ -344,6 +339,44 @@ class Guards:
         meter.steps += 1
         if meter.steps >= meter.next_check:
             meter.checkpoint()
+
+
+def _printf_fields(template: str) -> tuple[int, int, int]:
+    """(sum of the numeric widths and precisions, number of '*', number of fields) of a
+    %-template, parsed like CPython's ``PyUnicode_Format`` does."""
+    widths = stars = fields = 0
+    end = len(template)
+    i = template.find("%")
+    while 0 <= i < end - 1:
+        i += 1
+        if template[i] == "(":  # a mapping key; CPython counts nested parentheses
+            depth = 1
+            i += 1
+            while i < end and depth:
+                depth += {"(": 1, ")": -1}.get(template[i], 0)
+                i += 1
+        while i < end and template[i] in "-+ #0":
+            i += 1
+        for _part in range(2):  # width, then precision after '.'
+            if i < end and template[i] == "*":
+                stars += 1
+                i += 1
+            else:
+                start = i
+                while i < end and "0" <= template[i] <= "9":
+                    i += 1
+                if i > start:
+                    widths += int(template[start:i]) if i - start < 19 else 1 << 62
+            if _part == 0 and i < end and template[i] == ".":
+                i += 1
+            else:
+                break
+        if i < end and template[i] in "hlL":
+            i += 1
+        if i < end and template[i] != "%":
+            fields += 1
+        i = template.find("%", i + 1)
+    return widths, stars, fields
 
 
 _END = object()
