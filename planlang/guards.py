@@ -219,6 +219,19 @@ class Guards:
                     self.meter.allow_size(int(number), "An f-string width or precision")
         return format(value, spec)
 
+    def unpack(self, kind: str, *parts: Any) -> Any:
+        """A display or call with ``*`` (``[*a, *b]``, ``f(*a, *b)``): size-checked."""
+        sized = [p if type(p) in _FIXED_SIZE or type(p) is list else list(self.getiter(p))
+                 for p in parts]  # fmt: skip
+        n = sum(map(len, sized))
+        if n > _SMALL_LOOP:
+            self.meter.allow_size(n, "Unpacking with '*'")
+        if kind == "tuple":
+            return tuple(chain.from_iterable(sized))
+        if kind == "list":
+            return list(chain.from_iterable(sized))
+        return set(chain.from_iterable(sized))
+
     # -- size-guarded methods ----------------------------------------------------------------
 
     def _sized_join(self, sep: str) -> Callable[[Iterable[Any]], str]:

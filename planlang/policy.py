@@ -35,6 +35,16 @@ def _call(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
     return ast.copy_location(node, like)
 
 
+def _unpack_call(kind: str, elements: list[ast.expr], like: ast.AST) -> ast.Call:
+    """``_unpack_(kind, part, ...)``: a starred element is its value, any other a 1-tuple."""
+    parts: list[ast.expr] = [
+        e.value if isinstance(e, ast.Starred) else ast.Tuple([e], ast.Load()) for e in elements
+    ]
+    call = _call("_unpack_", [ast.Constant(kind), *parts], like)
+    ast.fix_missing_locations(call)
+    return call
+
+
 def _is_number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
@@ -125,9 +135,34 @@ class PlanPolicy(RestrictingNodeTransformer):
         )
         node = self.node_contents_visit(node)
         if needs_apply:
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                # f(a, *b, *c) -> _apply_(f, *_unpack_("tuple", (a,), b, c)): the argument
+                # tuple is built by a guard, so '*' cannot repeat a sequence past the size limit.
+                packed = ast.Starred(_unpack_call("tuple", node.args, node), ast.Load())
+                node.args = [ast.copy_location(packed, node)]
             node.args.insert(0, node.func)
             node.func = ast.copy_location(ast.Name("_apply_", ast.Load()), node)
         return node
+
+    # -- displays with '*' -----------------------------------------------------------------
+    # [*a, *a] doubles a list without any operator the guards see; such displays are built by
+    # _unpack_, which charges the loop and checks the size. Displays without '*' stay as is.
+
+    def _display(self, node: ast.List | ast.Tuple | ast.Set, kind: str) -> ast.AST:
+        node = self.node_contents_visit(node)
+        if isinstance(node, ast.Set) or isinstance(node.ctx, ast.Load):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return _unpack_call(kind, node.elts, node)
+        return node
+
+    def visit_List(self, node: ast.List) -> ast.AST:  # type: ignore[override]
+        return self._display(node, "list")
+
+    def visit_Tuple(self, node: ast.Tuple) -> ast.AST:  # type: ignore[override]
+        return self._display(node, "tuple")
+
+    def visit_Set(self, node: ast.Set) -> ast.AST:  # type: ignore[override]
+        return self._display(node, "set")
 
     # -- functions -----------------------------------------------------------------------
 
@@ -180,8 +215,10 @@ class PlanPolicy(RestrictingNodeTransformer):
             return node
         if isinstance(node.op, ast.Add) and (_is_number(node.left) or _is_number(node.right)):
             return node  # number + anything cannot grow a sequence
-        if _is_number(node.left) and _is_number(node.right) and not isinstance(
-            node.op, ast.Pow | ast.LShift | ast.Mult
+        if (
+            _is_number(node.left)
+            and _is_number(node.right)
+            and not isinstance(node.op, ast.Pow | ast.LShift | ast.Mult)
         ):
             return node
         return _call(guard, [node.left, node.right], node)

@@ -146,6 +146,7 @@ class Sandbox:
             _lshift_=guards.lshift,
             _mod_=guards.mod,
             _fmt_=guards.fmt,
+            _unpack_=guards.unpack,
         )
         for name, value in self.host.items():
             namespace[name] = freeze(value, guards.host_word, name)
