@@ -177,6 +177,14 @@ class Guards:
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
         if mod is not None:
+            if type(b) in (int, bool) and type(mod) in (int, bool) and b > 0:
+                # One squaring and reduction per bit of the exponent, each quadratic in the
+                # modulus: bound that work, not just the size of the result.
+                work = b.bit_length() * mod.bit_length() ** 2
+                if work > self.meter.limits.int_bits << 17:
+                    self.meter.trip("size", f"pow() with a {b.bit_length():,}-bit exponent and a "
+                                    f"{mod.bit_length():,}-bit modulus is more work than "
+                                    "Limits.int_bits allows.")  # fmt: skip
             return pow(a, b, mod)
         if type(a) in (int, bool) and type(b) in (int, bool) and b > 0 and abs(a) > 1:
             self.meter.allow_bits(a.bit_length() * b, "Raising to a power")
@@ -218,6 +226,39 @@ class Guards:
                 if len(number) > 9 or int(number) > self.meter.limits.size:
                     self.meter.allow_size(int(number), "An f-string width or precision")
         return format(value, spec)
+
+    def round(self, number: Any, ndigits: Any = None) -> Any:
+        """``round(n, -k)`` on an int computes ``10 ** k``: bound it like ``**``."""
+        if type(ndigits) is int and ndigits < 0 and type(number) in (int, bool):
+            self.meter.allow_bits(-ndigits * 10 // 3, "Rounding to a power of ten")
+        return round(number, ndigits)
+
+    def sum(self, items: Iterable[Any], /, start: Any = 0) -> Any:
+        """``sum(lists, [])`` concatenates in C: check the total size first."""
+        if type(start) in _NUMBERS:
+            return sum(items, start)
+        parts = list(self.getiter(items))
+        try:
+            n = len(start) + sum(map(len, parts))
+        except TypeError:
+            return sum(parts, start)  # let Python say what is wrong
+        self.meter.allow_size(n, "sum()")
+        return sum(parts, start)
+
+    def zip(self, *iterables: Any, strict: bool = False) -> Any:
+        self._fan_out(iterables, "zip()")
+        return zip(*iterables, strict=strict)
+
+    def map(self, function: Any, *iterables: Any) -> Any:
+        self._fan_out(iterables, "map()")
+        return map(function, *iterables)
+
+    def _fan_out(self, iterables: tuple[Any, ...], what: str) -> None:
+        """zip(*[r] * k) makes len(r) tuples of k items in C: check len x k."""
+        if len(iterables) > 2:
+            lengths = [len(it) for it in iterables if type(it) in _FIXED_SIZE or type(it) is list]
+            if lengths:
+                self.meter.allow_size(min(lengths) * len(iterables), what)
 
     def unpack(self, kind: str, *parts: Any) -> Any:
         """A display or call with ``*`` (``[*a, *b]``, ``f(*a, *b)``): size-checked."""

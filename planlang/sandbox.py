@@ -28,7 +28,7 @@ __all__ = ["Sandbox", "current_meter"]
 _BASE_BUILTINS: dict[str, Any] = {
     name: getattr(builtins, name)
     for name in L.ALLOWED_BUILTINS
-    if name not in ("range", "pow", "iter", "print")
+    if name not in ("range", "pow", "iter", "print", "round", "sum", "zip", "map")
 }
 _running = threading.local()
 
@@ -126,6 +126,10 @@ class Sandbox:
             pow=guards.pow,
             iter=lambda obj: iter(obj),
             print=self._printer(guards),
+            round=guards.round,
+            sum=guards.sum,
+            zip=guards.zip,
+            map=guards.map,
         )
         namespace["__builtins__"] = plan_builtins
         namespace.update(
