@@ -10,6 +10,7 @@ else leaves ``run``: not ``SystemExit``, not a host word's internals.
 from __future__ import annotations
 
 import builtins
+import reprlib
 import threading
 import time
 import types
@@ -86,8 +87,6 @@ class Sandbox:
                 raise meter.tripped
             result = namespace.get("result")
             return thaw(result, namespace, "The plan's result")
-        except KeyboardInterrupt:
-            raise
         except self.passthrough:
             raise
         except BaseException as error:  # noqa: BLE001 - nothing a plan does may escape as-is
@@ -109,9 +108,9 @@ class Sandbox:
         if not result.ok:
             raise PlanRefused(result.problems, filename=result.filename)
         if not is_checked_code(result.code):
-            raise PlanRefused(
-                (), filename=result.filename
-            ) from TypeError("The code was not compiled by planlang.check.")
+            raise PlanRefused((), filename=result.filename) from TypeError(
+                "The code was not compiled by planlang.check."
+            )
         return result
 
     # -- the plan's namespace ------------------------------------------------------------
@@ -228,6 +227,15 @@ def _plan_line(error: BaseException, filename: str) -> int | None:
 
 
 def _as_plan_error(error: BaseException, meter: Meter, filename: str) -> PlanError:
+    """The one PlanError that leaves ``run`` for whatever ended the plan. It never raises:
+    the error may carry plan data whose text is deep or huge (its message is bounded)."""
+    try:
+        return _convert(error, meter, filename)
+    except BaseException:  # noqa: BLE001 - the conversion itself must not let anything out
+        return PlanRuntimeError("The plan failed with an error that cannot be described.")
+
+
+def _convert(error: BaseException, meter: Meter, filename: str) -> PlanError:
     line = _plan_line(error, filename)
     if isinstance(error, PlanLimitError) or (
         meter.tripped is not None and not isinstance(error, PlanError)
@@ -237,6 +245,12 @@ def _as_plan_error(error: BaseException, meter: Meter, filename: str) -> PlanErr
         return PlanLimitError(limit.kind, limit.message, line=line, filename=filename)
     if isinstance(error, PlanError):
         return error
+    if isinstance(error, KeyboardInterrupt):
+        # A host word (or the user) interrupted the plan. Nothing but a PlanError leaves run(),
+        # so it ends like a limit; an embedder may map kind "interrupted" to its own exit.
+        interrupted = PlanLimitError("interrupted", "The plan was interrupted.")
+        meter.close(interrupted)
+        return PlanLimitError(interrupted.kind, interrupted.message, line=line, filename=filename)
     if isinstance(error, RecursionError):
         return PlanLimitError(
             "depth", "The plan nested calls deeper than Python allows.", line=line,
@@ -245,9 +259,28 @@ def _as_plan_error(error: BaseException, meter: Meter, filename: str) -> PlanErr
     if isinstance(error, MemoryError):
         return PlanLimitError("memory", "The plan ran out of memory.", line=line, filename=filename)
     kind = type(error).__name__
-    text = str(error)
+    text = _describe(error)
     message = f"{kind}: {text}" if text else kind
     return PlanRuntimeError(message, error_type=kind, line=line, filename=filename)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 4, 200, 200
+_MAX_MESSAGE = 2000
+
+
+def _describe(error: BaseException) -> str:
+    """The error's text, bounded: ``raise ValueError(x)`` may carry a deep or huge ``x``, and
+    ``str`` of that would run (or recurse) without limit in the host's code."""
+    try:
+        args = error.args
+        if all(type(a) in SCALARS for a in args):
+            text = str(error)
+        else:
+            text = _SHORT.repr(args[0] if len(args) == 1 else args)
+    except Exception:  # noqa: BLE001 - a host exception whose __str__ fails
+        text = "(the error's text could not be shown)"
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
 
 
 _FUNCTION_TYPES = (types.FunctionType,)
