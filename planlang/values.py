@@ -134,32 +134,64 @@ def thaw(value: Any, plan_globals: Mapping[str, Any] | None, where: str) -> Any:
 
     Used for host-word results going in and for the plan's result coming out. Plan functions
     (defined by this plan) and host proxies pass through; anything else that is not plain
-    data is refused with a TypeError naming ``where`` it came from.
+    data is refused with a TypeError naming ``where`` it came from. Shared containers stay
+    shared in the copy (like ``copy.deepcopy``): ``x = [x, x]`` sixty times is sixty lists, and
+    copying it as a tree would take 2**60 steps in the host's own code.
     """
-    kind = type(value)
-    if kind in SCALARS:
+    if type(value) in SCALARS:
         return value
-    if kind is dict or isinstance(value, Mapping):
-        return {thaw(k, plan_globals, where): thaw(v, plan_globals, where) for k, v in value.items()}
-    if kind is list or kind is ReadOnlyList:
-        return [thaw(v, plan_globals, where) for v in value]
-    if kind is tuple:
-        return tuple(thaw(v, plan_globals, where) for v in value)
-    if kind is set or kind is frozenset:
-        return kind(thaw(v, plan_globals, where) for v in value)
-    if isinstance(value, HostProxy):
-        return value
-    if (
-        plan_globals is not None
-        and isinstance(value, types.FunctionType)
-        and value.__globals__ is plan_globals
-    ):
-        return value
-    dump = getattr(value, "model_dump", None)  # pydantic models are plain data in disguise
-    if callable(dump) and not isinstance(value, type):
-        return thaw(dump(mode="json"), plan_globals, where)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return thaw(dataclasses.asdict(value), plan_globals, where)
-    if isinstance(value, list | tuple):  # subclasses such as named tuples
-        return [thaw(v, plan_globals, where) for v in value]
-    raise TypeError(f"{where} gave a {kind.__name__}, which is not plain data.")
+    return _Thaw(plan_globals, where).copy(value)
+
+
+class _Thaw:
+    __slots__ = ("plan_globals", "where", "memo")
+
+    def __init__(self, plan_globals: Mapping[str, Any] | None, where: str):
+        self.plan_globals = plan_globals
+        self.where = where
+        self.memo: dict[int, tuple[Any, Any]] = {}  # id -> (original, copy); keeps ids alive
+
+    def copy(self, value: Any) -> Any:
+        kind = type(value)
+        if kind in SCALARS:
+            return value
+        seen = self.memo.get(id(value))
+        if seen is not None:
+            return seen[1]
+        copy = self._copy(value, kind)
+        self.memo[id(value)] = (value, copy)
+        return copy
+
+    def _copy(self, value: Any, kind: type) -> Any:
+        copy = self.copy
+        if kind is dict or isinstance(value, Mapping):
+            fresh: dict[Any, Any] = {}
+            self.memo[id(value)] = (value, fresh)  # before the items: a dict may hold itself
+            fresh.update((copy(k), copy(v)) for k, v in value.items())
+            return fresh
+        if kind is list or kind is ReadOnlyList:
+            items: list[Any] = []
+            self.memo[id(value)] = (value, items)
+            items.extend(map(copy, value))
+            return items
+        if kind is tuple:
+            return tuple(map(copy, value))
+        if kind is set or kind is frozenset:
+            return kind(map(copy, value))
+        if isinstance(value, HostProxy):
+            return value
+        plan_globals = self.plan_globals
+        if (
+            plan_globals is not None
+            and isinstance(value, types.FunctionType)
+            and value.__globals__ is plan_globals
+        ):
+            return value
+        dump = getattr(value, "model_dump", None)  # pydantic models are plain data in disguise
+        if callable(dump) and not isinstance(value, type):
+            return copy(dump(mode="json"))
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return copy(dataclasses.asdict(value))
+        if isinstance(value, list | tuple):  # subclasses such as named tuples
+            return list(map(copy, value))
+        raise TypeError(f"{self.where} gave a {kind.__name__}, which is not plain data.")
