@@ -128,6 +128,11 @@ class PlanPolicy(RestrictingNodeTransformer):
             self.problem(node, "PL206", "bytes are not part of the plan language; use str")
         return node
 
+    def visit_keyword(self, node: ast.keyword) -> ast.AST:  # type: ignore[override]
+        # f(_x=1) would hand a host word an argument no plan may name
+        self.check_name(node, node.arg)
+        return self.node_contents_visit(node)
+
     def visit_Call(self, node: ast.Call) -> ast.AST:  # type: ignore[override]
         # RestrictedPython's own eval/exec message would repeat ours (check_name refuses both).
         needs_apply = any(isinstance(a, ast.Starred) for a in node.args) or any(
@@ -168,7 +173,9 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:  # type: ignore[override]
         if node.decorator_list:
-            self.problem(node, "PL110", "decorators are not part of the plan language")
+            self.problem(
+                node.decorator_list[0], "PL110", "decorators are not part of the plan language"
+            )
         self.check_name(node, node.name)
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
@@ -224,6 +231,9 @@ class PlanPolicy(RestrictingNodeTransformer):
         return _call(guard, [node.left, node.right], node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.AST]:  # type: ignore[override]
+        if type(node.op) not in L.ALLOWED_PARTS:  # '@=' like '@'
+            self.problem(node, "PL100", f"{type(node.op).__name__} is not part of the plan language")
+            return node
         op = IOPERATOR_TO_STR[type(node.op)]
         target = node.target
         if isinstance(target, ast.Name):

@@ -195,6 +195,8 @@ def _host_word(
         meter.steps += 1
         if meter.steps >= meter.next_check or monotonic() > meter.deadline:
             meter.checkpoint()
+        if kwargs and any(key.startswith("_") for key in kwargs):  # f(**{"_x": 1})
+            raise TypeError(f"{where} cannot take an argument whose name starts with '_'.")
         result = fn(*args, **kwargs)
         if meter.tripped is not None:
             raise meter.tripped

@@ -58,7 +58,7 @@ REFUSALS = [
     ("try:\n    pass\nexcept* ValueError:\n    pass", "PL107", 1, 1),
     ("match x:\n    case 1:\n        pass", "PL108", 1, 1),
     ("x: int = 1", "PL109", 1, 1),
-    ("@log\ndef f():\n    pass", "PL110", 2, 1),
+    ("@log\ndef f():\n    pass", "PL110", 1, 2),
     ("raise SystemExit", "PL202", 1, 7),
     ("raise ValueError('x') from None", "PL111", 1, 1),
     ("x = _secret", "PL201", 1, 5),
@@ -78,6 +78,8 @@ REFUSALS = [
     ("x = g.gi_frame", "PL205", 1, 5),
     ("x = b'bytes'", "PL206", 1, 5),
     ("x = a @ b", "PL100", 1, 5),
+    ("x = 1\nx @= 2", "PL100", 2, 1),
+    ("f(_x=1)", "PL201", 1, 3),
     ("x = [y async for y in z]", "PL105", 1, 18),
 ]
 

@@ -67,7 +67,7 @@ TOLERATED_RUNTIME_ERRORS = {"ValueError", "OverflowError"}
 # (each has a repro in the helper's report): tuple unpacking ('a, b = 1, 2', 'for i, x in
 # enumerate(xs)') ends in "TypeError: Guards.unpack_sequence() missing 2 required positional
 # arguments". The acceptance property above still generates them.
-KNOWN_SANDBOX_BUGS: tuple[str, ...] = ("tuple unpacking",)
+KNOWN_SANDBOX_BUGS: tuple[str, ...] = ()
 
 
 def _problems(source: str, filename: str = "plan.py") -> list[tuple[int, int, str, str]]:

@@ -255,3 +255,10 @@ def test_unpacking_in_every_position(source, expected):
             Sandbox().run(source)
         return
     assert Sandbox().run(source) == expected
+
+
+def test_host_words_never_receive_underscore_keywords():
+    seen = []
+    with pytest.raises(PlanRuntimeError, match="starts with '_'"):
+        Sandbox(host={"word": lambda **kw: seen.append(kw)}).run("word(**{'_x': 1})")
+    assert seen == []
