@@ -5,7 +5,7 @@ side by side in one process, from interleaved repetitions (every round runs ever
 in a rotating order) and medians. The ratio is the median of the per-round ratios to the
 baseline, so slow drift of the machine (other jobs, frequency scaling) cancels out.
 
-    python benchmarks/bench_planlang.py [--quick] [--out benchmarks/RESULTS.md] [--profile]
+    python benchmarks/bench_planlang.py [--quick] [--clock wall|cpu] [--out benchmarks/RESULTS.md]
 
 Executors missing from this machine (smolagents, pydantic-monty: the `compare` extra) are
 skipped with a note in the table; nothing here needs them to run.
@@ -18,33 +18,34 @@ import contextlib
 import datetime
 import gc
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import planlang
 
+COMPARED = ("RestrictedPython", "smolagents", "pydantic-monty")
+
 HERE = Path(__file__).resolve().parent
 PLANS = HERE / "plans"
-WORKLOADS = {  # label -> (plan file, goal as a ratio to plain CPython, or None)
-    "realistic 60-line plan": ("realistic_plan.py", None),
-    "host-call-heavy glue (1,000 calls)": ("host_calls.py", 1.3),
-    "compute glue": ("compute_glue.py", 1.8),
-}
-REFERENCE = {  # measured elsewhere on such workloads (issue 2), for the reader's comparison
-    ("host-call-heavy glue (1,000 calls)", "RestrictedPython"): "1.46x",
-    ("compute glue", "RestrictedPython"): "2.6x",
-    ("host-call-heavy glue (1,000 calls)", "smolagents"): "53x",
-    ("compute glue", "smolagents"): "159x",
-    ("host-call-heavy glue (1,000 calls)", "pydantic-monty"): "152x",
-    ("compute glue", "pydantic-monty"): "2x",
-}
+# label -> (plan file, goal as a ratio to plain CPython or None, ratios issue 2 reports as
+# measured elsewhere on such workloads, for the reader's comparison)
+WORKLOADS: dict[str, tuple[str, float | None, dict[str, str]]] = {
+    "realistic 60-line plan": ("realistic_plan.py", None, {}),
+    "host-call-heavy glue (1,000 calls)": ("host_calls.py", 1.3, {
+        "RestrictedPython": "1.46x", "smolagents": "53x", "pydantic-monty": "152x"}),
+    "compute glue": ("compute_glue.py", 1.8, {
+        "RestrictedPython": "2.6x", "smolagents": "159x", "pydantic-monty": "2x"}),
+}  # fmt: skip
 Runner = Callable[[], Any]
 # Wall time by default. On a shared, busy machine the CPU time of this process (--clock cpu)
 # is much steadier, because time spent descheduled is not counted; it cannot see the work
@@ -70,7 +71,6 @@ def agent(role: str, prompt: str) -> dict[str, Any]:
 
 def phase(name: str) -> None:
     """Stands in for the runtime's phase marker."""
-    return None
 
 
 INPUTS = {
@@ -112,28 +112,20 @@ def restrictedpython_globals() -> dict[str, Any]:
     import builtins as py_builtins
     import operator
 
-    from RestrictedPython import safe_builtins
-    from RestrictedPython.Eval import default_guarded_getitem, default_guarded_getiter
-    from RestrictedPython.Guards import (
-        full_write_guard,
-        guarded_iter_unpack_sequence,
-        guarded_unpack_sequence,
-        safer_getattr,
-    )
+    from RestrictedPython import Eval, Guards
 
     inplace = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul}
-    builtins = dict(safe_builtins)
-    for name in ("dict", "list", "tuple", "set", "frozenset", "sorted", "zip", "enumerate",
-                 "sum", "min", "max", "any", "all", "map", "filter", "reversed"):  # fmt: skip
-        builtins[name] = getattr(py_builtins, name)
+    added = "dict list tuple set frozenset sorted zip enumerate sum min max any all map filter"
+    builtins = dict(Guards.safe_builtins)
+    builtins.update((name, getattr(py_builtins, name)) for name in added.split())
     return {
         "__builtins__": builtins,
-        "_getattr_": safer_getattr,
-        "_getitem_": default_guarded_getitem,
-        "_getiter_": default_guarded_getiter,
-        "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
-        "_unpack_sequence_": guarded_unpack_sequence,
-        "_write_": full_write_guard,
+        "_getattr_": Guards.safer_getattr,
+        "_getitem_": Eval.default_guarded_getitem,
+        "_getiter_": Eval.default_guarded_getiter,
+        "_iter_unpack_sequence_": Guards.guarded_iter_unpack_sequence,
+        "_unpack_sequence_": Guards.guarded_unpack_sequence,
+        "_write_": Guards.full_write_guard,
         "_inplacevar_": lambda op, x, y: inplace[op](x, y),
         "_apply_": lambda f, *a, **k: f(*a, **k),
     }
@@ -219,12 +211,15 @@ def paired_ratio(samples: dict[str, list[float]], name: str, baseline: str) -> f
 
 
 Row = dict[str, str]
+HEADER = ("workload", "executor", "median µs", "ratio", "baseline", "goal", "met?", "note")
 
 
-def row(workload: str, executor: str, us: str, ratio: str, baseline: str, goal: str, met: str,
-        note: str = "") -> Row:  # fmt: skip
-    return {"workload": workload, "executor": executor, "median µs": us, "ratio": ratio,
-            "baseline": baseline, "goal": goal, "met?": met, "note": note}  # fmt: skip
+def row(*cells: str) -> Row:
+    return dict(zip(HEADER, (*cells, "")[: len(HEADER)], strict=True))
+
+
+def _us(samples: list[float], digits: int = 1) -> str:
+    return f"{statistics.median(samples) / 1000:,.{digits}f}"
 
 
 def judged(ratio: float, goal: float | None) -> tuple[str, str]:
@@ -252,19 +247,18 @@ def bench_check(sources: dict[str, str], rounds: int, target_ns: int) -> tuple[l
     rows = []
     for label, source in sources.items():
         cases: dict[str, Runner] = {
-            "RestrictedPython compile_restricted": lambda s=source: compile_restricted(
-                s, "plan.py", "exec"
-            ),
-            "planlang check (uncached)": lambda s=source: check(s, "plan.py"),
-            "plain compile()": lambda s=source: compile(s, "plan.py", "exec"),
-        }
+            "RestrictedPython compile_restricted": partial(compile_restricted, source, "plan.py",
+                                                           "exec"),
+            "planlang check (uncached)": partial(check, source, "plan.py"),
+            "plain compile()": partial(compile, source, "plan.py", "exec"),
+        }  # fmt: skip
         samples = measure(cases, rounds, target_ns)
         base = "RestrictedPython compile_restricted"
         for name in cases:
             ratio = paired_ratio(samples, name, base)
             goal, met = judged(ratio, 1.2 if name.startswith("planlang") else None)
-            us = f"{statistics.median(samples[name]) / 1000:,.1f}"
-            rows.append(row(f"check: {label}", name, us, f"{ratio:.2f}x", base, goal, met))
+            rows.append(row(f"check: {label}", name, _us(samples[name]), f"{ratio:.2f}x", base,
+                            goal, met))  # fmt: skip
     return rows, which
 
 
@@ -273,7 +267,7 @@ def bench_execution(
 ) -> list[Row]:
     rows = []
     for label, source in sources.items():
-        goal_value = WORKLOADS[label][1]
+        _, goal_value, reference = WORKLOADS[label]
         cases: dict[str, Runner] = {}
         skipped: dict[str, str] = {}
         expected = cpython_runner(source, stack)()
@@ -296,7 +290,7 @@ def bench_execution(
             cases[name] = runner
         samples = measure(cases, rounds, target_ns)
         for name in EXECUTORS:
-            ref = REFERENCE.get((label, name), "")
+            ref = reference.get(name, "")
             note = f"elsewhere: {ref}" if ref else ""
             if name in skipped:
                 rows.append(row(label, name, "-", "-", BASELINE, "-", "-", skipped[name]))
@@ -305,37 +299,50 @@ def bench_execution(
             goal, met = judged(ratio, goal_value if name.startswith("planlang") else None)
             if goal_value is None and name.startswith("planlang"):
                 goal, met = "(none set)", "-"
-            us = f"{statistics.median(samples[name]) / 1000:,.1f}"
-            rows.append(row(label, name, us, f"{ratio:.2f}x", BASELINE, goal, met, note))
+            rows.append(row(label, name, _us(samples[name]), f"{ratio:.2f}x", BASELINE, goal, met,
+                            note))  # fmt: skip
     return rows
 
 
 def bench_fresh_sandbox(rounds: int, target_ns: int) -> list[Row]:
-    one_line = "x = 1"
+    one_line, label = "x = 1", "fresh sandbox, one line"
     planlang.check(one_line)  # the source has been seen before: check's cache is warm
     code = compile(one_line, "<plan>", "exec")
+    box = "fresh planlang Sandbox(host=...).run('x = 1')"
+    by_str, by_code = "exec('x = 1', {}) (string)", "exec(code, {}) (precompiled)"
     cases: dict[str, Runner] = {
-        "fresh planlang Sandbox(host=...).run('x = 1')": lambda: planlang.Sandbox(
-            host={"agent": agent}
-        ).run(one_line),
-        "exec('x = 1', {}) (string)": lambda: exec(one_line, {}),  # noqa: S102
-        "exec(code, {}) (precompiled)": lambda: exec(code, {}),  # noqa: S102
+        box: lambda: planlang.Sandbox(host={"agent": agent}).run(one_line),
+        by_str: lambda: exec(one_line, {}),  # noqa: S102
+        by_code: lambda: exec(code, {}),  # noqa: S102
     }
     samples = measure(cases, rounds, target_ns)
-    rows = []
-    box = "fresh planlang Sandbox(host=...).run('x = 1')"
-    for base in ("exec('x = 1', {}) (string)", "exec(code, {}) (precompiled)"):
-        us = f"{statistics.median(samples[base]) / 1000:,.2f}"
-        rows.append(row("fresh sandbox, one line", base, us, "1.00x", base, "-", "-"))
-    for base in ("exec('x = 1', {}) (string)", "exec(code, {}) (precompiled)"):
+    rows = [row(label, b, _us(samples[b], 2), "1.00x", b, "-", "-") for b in (by_str, by_code)]
+    for base in (by_str, by_code):
         ratio = paired_ratio(samples, box, base)
-        goal, met = judged(ratio, 3.0)
-        us = f"{statistics.median(samples[box]) / 1000:,.2f}"
-        rows.append(row("fresh sandbox, one line", box, us, f"{ratio:.2f}x", base, goal, met))
+        rows.append(row(label, box, _us(samples[box], 2), f"{ratio:.2f}x", base, *judged(ratio, 3)))
     return rows
 
 
 # -- output -------------------------------------------------------------------------------------
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _planlang_revision() -> str:
+    """Which planlang was measured: its commit, and whether its files had local changes."""
+    where = Path(planlang.__file__).resolve().parent
+    git = partial(subprocess.run, capture_output=True, text=True, cwd=where)
+    try:
+        commit = git(["git", "rev-parse", "--short", "HEAD"]).stdout.strip() or "(no git)"
+        dirty = git(["git", "status", "--porcelain", "--", "."]).stdout.strip()
+    except OSError:
+        commit, dirty = "(no git)", ""
+    return f"planlang from {where} at {commit}" + (" with local changes" if dirty else "")
 
 
 def markdown(rows: list[Row]) -> str:
@@ -370,9 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     global clock
     clock = CLOCKS[args.clock]
     rounds, target_ns = (5, 3_000_000) if args.quick else (21, 20_000_000)
-    sources = {label: (PLANS / file).read_text(encoding="utf-8") for label, (file, _) in
-               WORKLOADS.items()}  # fmt: skip
-    started = time.perf_counter()
+    sources = {label: (PLANS / w[0]).read_text(encoding="utf-8") for label, w in WORKLOADS.items()}
+    started, load_before = time.perf_counter(), os.getloadavg()[0]
     with contextlib.ExitStack() as stack:
         check_rows, which = bench_check(sources, rounds, target_ns)
         rows = check_rows + bench_execution(sources, rounds, target_ns, stack)
@@ -380,14 +386,14 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown(rows)
     command = "python benchmarks/bench_planlang.py " + " ".join(argv or sys.argv[1:])
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    versions = ", ".join(f"{m} {_version(m)}" for m in ("RestrictedPython", "smolagents",
-                                                          "pydantic-monty"))  # fmt: skip
+    versions = ", ".join(f"{m} {_version(m)}" for m in COMPARED)
     section = "\n".join([
         "## planlang sandbox (issue 2)",
         "",
         f"Command: `{command.strip()}`  ",
         f"Date: {when}; Python {platform.python_version()} on {platform.machine()}, "
-        f"nproc {os.cpu_count()}; {versions}.  ",
+        f"nproc {os.cpu_count()}, load average {load_before:.1f} at the start and "
+        f"{os.getloadavg()[0]:.1f} at the end; {_planlang_revision()}; {versions}.  ",
         f"{rounds} interleaved rounds per workload, each sample batched to about "
         f"{target_ns / 1e6:g} ms, gc off while timing, clock: {args.clock}. `median µs` is per "
         "run; `ratio` is the median of the per-round ratios to `baseline`. The check is "
@@ -400,15 +406,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         write_results(args.out, section)
     return 0
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "not installed"
 
 
 if __name__ == "__main__":
