@@ -337,7 +337,7 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
      "x = [(_write_ := y) for y in [1]]\n", Refused("PL201", 1)),
     (SYNTAX, "del-guard-name", "del _getiter_\n", Refused("PL201", 1)),
     (SYNTAX, "lambda-default-arg-dunder", "f = lambda x=().__class__: x\n", Refused("PL204", 1)),
-    (SYNTAX, "decorator", "@print\ndef f():\n    return 1\n", Refused("PL110", 2)),
+    (SYNTAX, "decorator", "@print\ndef f():\n    return 1\n", Refused("PL110", 1)),
     (SYNTAX, "class", "class A:\n    pass\n", Refused("PL102", 1)),
     (SYNTAX, "global", "def f():\n    global x\n    x = 1\n", Refused("PL103", 2)),
     (SYNTAX, "nonlocal",
