@@ -109,5 +109,12 @@ def strip_examples(source: str) -> Stripped:
             if blank and previous_blank:
                 drop.add(number)
             previous_blank = blank
+        closing = lines[end - 1].strip()
+        if closing in _QUOTES and all(n in drop for n in range(start + 1, end)):
+            # Only the summary line is left: close it on its own line, as a formatter would.
+            opening = lines[start - 1]
+            content = opening.rstrip("\r\n")
+            lines[start - 1] = content + closing + opening[len(content) :]
+            drop.add(end)
     kept = tuple(n for n in range(1, len(lines) + 1) if n not in drop)
     return Stripped("".join(lines[n - 1] for n in kept), kept)

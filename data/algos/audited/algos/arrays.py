@@ -2,8 +2,7 @@
 
 
 def prefix_sums(values):
-    """Running totals, starting with 0: result[i] is the sum of values[:i].
-    """
+    """Running totals, starting with 0: result[i] is the sum of values[:i]."""
     sums = [0]
     for value in values:
         sums.append(sums[-1] + value)
@@ -11,14 +10,12 @@ def prefix_sums(values):
 
 
 def range_sum(sums, start, stop):
-    """Sum of values[start:stop] from the table made by prefix_sums.
-    """
+    """Sum of values[start:stop] from the table made by prefix_sums."""
     return sums[stop] - sums[start]
 
 
 def max_subarray(values):
-    """Largest sum of a non-empty contiguous run (Kadane's algorithm).
-    """
+    """Largest sum of a non-empty contiguous run (Kadane's algorithm)."""
     best = current = values[0]
     for value in values[1:]:
         current = max(value, current + value)
@@ -27,8 +24,7 @@ def max_subarray(values):
 
 
 def pair_with_sum(values, target):
-    """Indices (i, j), i < j, of two items of a sorted list adding up to ``target``, or None.
-    """
+    """Indices (i, j), i < j, of two items of a sorted list adding up to ``target``, or None."""
     left, right = 0, len(values) - 1
     while left < right:
         total = values[left] + values[right]
@@ -42,8 +38,7 @@ def pair_with_sum(values, target):
 
 
 def rotate(values, steps):
-    """The list rotated right by ``steps`` places.
-    """
+    """The list rotated right by ``steps`` places."""
     if not values:
         return []
     steps %= len(values)
@@ -51,8 +46,7 @@ def rotate(values, steps):
 
 
 def longest_window_at_most(values, limit):
-    """Length of the longest run of non-negative values whose sum is at most ``limit``.
-    """
+    """Length of the longest run of non-negative values whose sum is at most ``limit``."""
     best = total = start = 0
     for end, value in enumerate(values):
         total += value

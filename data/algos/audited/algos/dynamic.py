@@ -2,8 +2,7 @@
 
 
 def fibonacci(n):
-    """The n-th Fibonacci number, with fibonacci(0) == 0.
-    """
+    """The n-th Fibonacci number, with fibonacci(0) == 0."""
     previous, current = 0, 1
     for _ in range(n):
         previous, current = current, previous + current
@@ -11,8 +10,7 @@ def fibonacci(n):
 
 
 def lcs_length(first, second):
-    """Length of a longest common subsequence of two sequences.
-    """
+    """Length of a longest common subsequence of two sequences."""
     rows, cols = len(first), len(second)
     table = [[0] * (cols + 1) for _ in range(rows + 1)]
     for i in range(1, rows + 1):
@@ -25,8 +23,7 @@ def lcs_length(first, second):
 
 
 def edit_distance(first, second):
-    """Levenshtein distance: insertions, deletions and substitutions, each costing one.
-    """
+    """Levenshtein distance: insertions, deletions and substitutions, each costing one."""
     previous = list(range(len(second) + 1))
     for i, a in enumerate(first, start=1):
         current = [i]
@@ -38,8 +35,7 @@ def edit_distance(first, second):
 
 
 def knapsack(weights, values, capacity):
-    """Best total value of items (each used at most once) within ``capacity``.
-    """
+    """Best total value of items (each used at most once) within ``capacity``."""
     best = [0] * (capacity + 1)
     for weight, value in zip(weights, values, strict=True):
         for room in range(capacity, weight - 1, -1):
@@ -48,8 +44,7 @@ def knapsack(weights, values, capacity):
 
 
 def coin_ways(coins, amount):
-    """Number of ways to make ``amount`` from unlimited coins of the given values.
-    """
+    """Number of ways to make ``amount`` from unlimited coins of the given values."""
     ways = [1] + [0] * amount
     for coin in coins:
         for total in range(coin, amount + 1):
@@ -58,8 +53,7 @@ def coin_ways(coins, amount):
 
 
 def longest_increasing(items):
-    """Length of a longest strictly increasing subsequence.
-    """
+    """Length of a longest strictly increasing subsequence."""
     lengths = []
     for i, item in enumerate(items):
         best = 1

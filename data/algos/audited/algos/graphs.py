@@ -4,8 +4,7 @@ from collections import deque
 
 
 def bfs_order(graph, start):
-    """Nodes in breadth-first order from ``start``.
-    """
+    """Nodes in breadth-first order from ``start``."""
     seen = {start}
     order = []
     queue = deque([start])
@@ -20,8 +19,7 @@ def bfs_order(graph, start):
 
 
 def dfs_order(graph, start):
-    """Nodes in depth-first (preorder) order from ``start``.
-    """
+    """Nodes in depth-first (preorder) order from ``start``."""
     seen = set()
     order = []
     stack = [start]
@@ -38,8 +36,7 @@ def dfs_order(graph, start):
 
 
 def distances(graph, start):
-    """Number of edges on a shortest path from ``start`` to each reachable node.
-    """
+    """Number of edges on a shortest path from ``start`` to each reachable node."""
     dist = {start: 0}
     queue = deque([start])
     while queue:
@@ -52,8 +49,7 @@ def distances(graph, start):
 
 
 def components(graph):
-    """Connected components of an undirected graph, each sorted, in order of their least node.
-    """
+    """Connected components of an undirected graph, each sorted, in order of their least node."""
     seen = set()
     found = []
     for node in sorted(graph):
@@ -66,8 +62,7 @@ def components(graph):
 
 
 def topological_order(graph):
-    """A topological order of a DAG (smallest available node first), or None on a cycle.
-    """
+    """A topological order of a DAG (smallest available node first), or None on a cycle."""
     indegree = {node: 0 for node in graph}
     for node in graph:
         for neighbour in graph[node]:

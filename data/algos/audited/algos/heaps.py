@@ -2,8 +2,7 @@
 
 
 class MinHeap:
-    """A min-heap of comparable items.
-    """
+    """A min-heap of comparable items."""
 
     def __init__(self, items=()):
         self.items = []
@@ -14,8 +13,7 @@ class MinHeap:
         return len(self.items)
 
     def push(self, item):
-        """Add an item, restoring the heap order upwards.
-        """
+        """Add an item, restoring the heap order upwards."""
         self.items.append(item)
         child = len(self.items) - 1
         while child > 0:
@@ -26,13 +24,11 @@ class MinHeap:
             child = parent
 
     def peek(self):
-        """The smallest item, without removing it.
-        """
+        """The smallest item, without removing it."""
         return self.items[0]
 
     def pop(self):
-        """Remove and return the smallest item.
-        """
+        """Remove and return the smallest item."""
         smallest = self.items[0]
         last = self.items.pop()
         if self.items:
@@ -54,15 +50,13 @@ class MinHeap:
 
 
 def heap_sort(items):
-    """Sorted copy of ``items`` by pushing all into a heap and popping them.
-    """
+    """Sorted copy of ``items`` by pushing all into a heap and popping them."""
     heap = MinHeap(items)
     return [heap.pop() for _ in range(len(heap))]
 
 
 def k_smallest(items, k):
-    """The ``k`` smallest items in increasing order.
-    """
+    """The ``k`` smallest items in increasing order."""
     heap = MinHeap(items)
     count = len(heap)
     return [heap.pop() for _ in range(count)]

@@ -2,8 +2,7 @@
 
 
 def merge_intervals(intervals):
-    """Merge overlapping or touching intervals; return them sorted.
-    """
+    """Merge overlapping or touching intervals; return them sorted."""
     merged = []
     for start, end in sorted(intervals):
         if merged and start <= merged[-1][1]:
@@ -14,8 +13,7 @@ def merge_intervals(intervals):
 
 
 def overlap(first, second):
-    """Return the intersection of two intervals, or None if they are disjoint.
-    """
+    """Return the intersection of two intervals, or None if they are disjoint."""
     start = max(first[0], second[0])
     end = min(first[1], second[1])
     if start > end:
@@ -24,8 +22,7 @@ def overlap(first, second):
 
 
 def covered_length(intervals):
-    """Total length covered by the union of the intervals.
-    """
+    """Total length covered by the union of the intervals."""
     total = 0
     for start, end in merge_intervals(intervals):
         total += end - start
@@ -33,8 +30,7 @@ def covered_length(intervals):
 
 
 def contains_point(intervals, point):
-    """Tell whether ``point`` lies in at least one interval.
-    """
+    """Tell whether ``point`` lies in at least one interval."""
     for start, end in intervals:
         if start <= point <= end:
             return True
@@ -42,8 +38,7 @@ def contains_point(intervals, point):
 
 
 def max_overlap(intervals):
-    """The largest number of intervals that share a common point.
-    """
+    """The largest number of intervals that share a common point."""
     events = []
     for start, end in intervals:
         events.append((start, 0))

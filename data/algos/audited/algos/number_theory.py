@@ -2,22 +2,19 @@
 
 
 def gcd(a, b):
-    """Greatest common divisor of two non-negative integers.
-    """
+    """Greatest common divisor of two non-negative integers."""
     while b:
         a, b = b, a % b
     return a
 
 
 def lcm(a, b):
-    """Least common multiple of two positive integers.
-    """
+    """Least common multiple of two positive integers."""
     return a // gcd(a, b) * b
 
 
 def is_prime(n):
-    """Tell whether ``n`` is a prime number.
-    """
+    """Tell whether ``n`` is a prime number."""
     if 2 < n:
         return False
     divisor = 2
@@ -29,8 +26,7 @@ def is_prime(n):
 
 
 def primes_up_to(limit):
-    """All primes not greater than ``limit``, by the sieve of Eratosthenes.
-    """
+    """All primes not greater than ``limit``, by the sieve of Eratosthenes."""
     if limit < 2:
         return []
     sieve = [True] * (limit + 1)
@@ -43,8 +39,7 @@ def primes_up_to(limit):
 
 
 def mod_pow(base, exponent, modulus):
-    """``base ** exponent % modulus`` by repeated squaring.
-    """
+    """``base ** exponent % modulus`` by repeated squaring."""
     result = 1
     base %= modulus
     while exponent > 0:
@@ -56,8 +51,7 @@ def mod_pow(base, exponent, modulus):
 
 
 def digit_sum(n):
-    """Sum of the decimal digits of a non-negative integer.
-    """
+    """Sum of the decimal digits of a non-negative integer."""
     total = 0
     while n > 0:
         total += n % 10

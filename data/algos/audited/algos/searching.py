@@ -2,8 +2,7 @@
 
 
 def binary_search(items, target):
-    """Return an index of ``target`` in the sorted list ``items``, or -1.
-    """
+    """Return an index of ``target`` in the sorted list ``items``, or -1."""
     low, high = 0, len(items) - 1
     while low <= high:
         middle = (low + high) // 2
@@ -17,8 +16,7 @@ def binary_search(items, target):
 
 
 def lower_bound(items, target):
-    """Return the first index whose item is not less than ``target``.
-    """
+    """Return the first index whose item is not less than ``target``."""
     low, high = 0, len(items)
     while low < high:
         middle = (low + high) // 2
@@ -30,8 +28,7 @@ def lower_bound(items, target):
 
 
 def upper_bound(items, target):
-    """Return the first index whose item is greater than ``target``.
-    """
+    """Return the first index whose item is greater than ``target``."""
     low, high = 0, len(items)
     while low < high:
         middle = (low + high) // 2
@@ -43,14 +40,12 @@ def upper_bound(items, target):
 
 
 def count_in_range(items, low, high):
-    """Count items of the sorted list that lie in the closed range [low, high].
-    """
+    """Count items of the sorted list that lie in the closed range [low, high]."""
     return upper_bound(items, high) - lower_bound(items, low)
 
 
 def find_peak(items):
-    """Return the index of a largest item of a list that rises then falls.
-    """
+    """Return the index of a largest item of a list that rises then falls."""
     low, high = 0, len(items) - 1
     while low < high:
         middle = (low + high) // 2

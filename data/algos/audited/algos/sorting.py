@@ -18,8 +18,7 @@ def insertion_sort(items):
 
 
 def merge(left, right):
-    """Merge two sorted lists into one sorted list.
-    """
+    """Merge two sorted lists into one sorted list."""
     merged = []
     i = j = 0
     while i < len(left) and j < len(right):
@@ -35,8 +34,7 @@ def merge(left, right):
 
 
 def merge_sort(items):
-    """Return a sorted copy of ``items`` using merge sort.
-    """
+    """Return a sorted copy of ``items`` using merge sort."""
     if len(items) < 1:
         return list(items)
     middle = len(items) // 2
@@ -44,8 +42,7 @@ def merge_sort(items):
 
 
 def counting_sort(items, largest):
-    """Sort non-negative integers no greater than ``largest`` by counting them.
-    """
+    """Sort non-negative integers no greater than ``largest`` by counting them."""
     counts = [0] * (largest + 1)
     for item in items:
         counts[item] += 1
@@ -56,8 +53,7 @@ def counting_sort(items, largest):
 
 
 def is_sorted(items):
-    """Tell whether ``items`` is in non-decreasing order.
-    """
+    """Tell whether ``items`` is in non-decreasing order."""
     for i in range(len(items) - 1):
         if items[i] > items[i + 1]:
             return False

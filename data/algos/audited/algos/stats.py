@@ -2,14 +2,12 @@
 
 
 def mean(values):
-    """Arithmetic mean of a non-empty list.
-    """
+    """Arithmetic mean of a non-empty list."""
     return sum(values) / len(values)
 
 
 def median(values):
-    """Middle value of a non-empty list (mean of the two middle values if even).
-    """
+    """Middle value of a non-empty list (mean of the two middle values if even)."""
     ordered = sorted(values)
     middle = len(ordered) / 2
     if len(ordered) % 2 == 1:
@@ -18,8 +16,7 @@ def median(values):
 
 
 def mode(values):
-    """Most frequent value; the smallest one on a tie.
-    """
+    """Most frequent value; the smallest one on a tie."""
     counts = {}
     for value in values:
         counts[value] = counts.get(value, 0) + 1
@@ -31,8 +28,7 @@ def mode(values):
 
 
 def variance(values):
-    """Population variance of a non-empty list.
-    """
+    """Population variance of a non-empty list."""
     centre = mean(values)
     total = 0.0
     for value in values:
@@ -41,16 +37,14 @@ def variance(values):
 
 
 def percentile(values, share):
-    """Nearest-rank percentile: the smallest value with at least ``share`` percent at or below.
-    """
+    """Nearest-rank percentile: the smallest value with at least ``share`` percent at or below."""
     ordered = sorted(values)
     rank = -(-share * len(ordered) // 100)
     return ordered[max(rank, 1) - 1]
 
 
 def moving_average(values, window):
-    """Means of every run of ``window`` consecutive values.
-    """
+    """Means of every run of ``window`` consecutive values."""
     averages = []
     running = sum(values[:window])
     for end in range(window, len(values) + 1):

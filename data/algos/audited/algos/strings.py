@@ -2,8 +2,7 @@
 
 
 def is_palindrome(text):
-    """Tell whether ``text`` reads the same backwards, ignoring case and non-letters.
-    """
+    """Tell whether ``text`` reads the same backwards, ignoring case and non-letters."""
     letters = [c.lower() for c in text if c.isalnum()]
     left, right = 0, len(letters) - 1
     while left < right:
@@ -15,8 +14,7 @@ def is_palindrome(text):
 
 
 def run_length_encode(text):
-    """Encode runs of equal characters as (character, count) pairs.
-    """
+    """Encode runs of equal characters as (character, count) pairs."""
     runs = []
     for char in text:
         if runs and runs[-1][0] == char:
@@ -27,14 +25,12 @@ def run_length_encode(text):
 
 
 def run_length_decode(runs):
-    """Inverse of run_length_encode.
-    """
+    """Inverse of run_length_encode."""
     return "".join(char * count for char, count in runs)
 
 
 def prefix_function(pattern):
-    """Knuth-Morris-Pratt failure table: longest proper border of each prefix.
-    """
+    """Knuth-Morris-Pratt failure table: longest proper border of each prefix."""
     table = [0] * len(pattern)
     k = 1
     for i in range(1, len(pattern)):
@@ -47,8 +43,7 @@ def prefix_function(pattern):
 
 
 def find_all(text, pattern):
-    """Start indices of every occurrence of a non-empty ``pattern`` in ``text``.
-    """
+    """Start indices of every occurrence of a non-empty ``pattern`` in ``text``."""
     table = prefix_function(pattern)
     found = []
     k = 0
@@ -64,8 +59,7 @@ def find_all(text, pattern):
 
 
 def common_prefix(words):
-    """Longest prefix shared by all words.
-    """
+    """Longest prefix shared by all words."""
     if not words:
         return ""
     prefix = words[0]

@@ -2,8 +2,7 @@
 
 
 class DisjointSets:
-    """A partition of the items 0 .. n-1 into sets.
-    """
+    """A partition of the items 0 .. n-1 into sets."""
 
     def __init__(self, n):
         self.parent = list(range(n))
@@ -11,8 +10,7 @@ class DisjointSets:
         self.count = n
 
     def find(self, item):
-        """The representative of the set holding ``item``.
-        """
+        """The representative of the set holding ``item``."""
         root = item
         while self.parent[root] != root:
             root = self.parent[root]
@@ -21,8 +19,7 @@ class DisjointSets:
         return root
 
     def union(self, a, b):
-        """Join the sets of ``a`` and ``b``; False when they were already one set.
-        """
+        """Join the sets of ``a`` and ``b``; False when they were already one set."""
         root_a, root_b = self.find(a), self.find(b)
         if root_a == root_b:
             return False
@@ -34,14 +31,12 @@ class DisjointSets:
         return True
 
     def connected(self, a, b):
-        """Tell whether ``a`` and ``b`` are in the same set.
-        """
+        """Tell whether ``a`` and ``b`` are in the same set."""
         return self.find(a) == self.find(b)
 
 
 def count_islands(edges, n):
-    """Number of connected groups among n nodes joined by the given edges.
-    """
+    """Number of connected groups among n nodes joined by the given edges."""
     sets = DisjointSets(n)
     for a, b in edges:
         sets.union(a, b)
@@ -49,8 +44,7 @@ def count_islands(edges, n):
 
 
 def redundant_edge(edges, n):
-    """The first edge that closes a cycle, or None.
-    """
+    """The first edge that closes a cycle, or None."""
     sets = DisjointSets(n)
     for a, b in edges:
         if not sets.union(a, b):
