@@ -1,9 +1,9 @@
 """planlang: check, price, approve and run plans a lead model writes as restricted Python.
 
-    import planlang
-    result = planlang.check(source, filename="plan.py")   # .ok, .problems, .code
-    box = planlang.Sandbox(host={"agent": agent, "inputs": {...}}, limits=planlang.Limits(...))
-    box.run(source)      # raises PlanRefused, PlanError, PlanLimitError
+import planlang
+result = planlang.check(source, filename="plan.py")   # .ok, .problems, .code
+box = planlang.Sandbox(host={"agent": agent, "inputs": {...}}, limits=planlang.Limits(...))
+box.run(source)      # raises PlanRefused, PlanError, PlanLimitError
 """
 
 from planlang.check import CheckResult, Problem, check

@@ -88,8 +88,8 @@ def check_command(paths: tuple[str, ...], as_json: bool) -> None:
     else:
         for problem in problems:
             click.echo(problem.render())
-        for error in errors:
-            click.echo(f"error: {error}", err=True)
+        for message in errors:
+            click.echo(f"error: {message}", err=True)
         if problems:
             n = len(problems)
             click.echo(f"Found {n} problem{'s' if n != 1 else ''}.", err=True)

@@ -142,8 +142,12 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
         if approved is None:
             decision = gate.submit(plan.source, filename=path)
             if not decision.approved:
-                click.echo(f"Plan {decision.id} is held for a person: {'; '.join(decision.reasons)}."
-                           f" Approve it with: planlang approve {decision.id}", err=True)  # fmt: skip
+                reasons = "; ".join(decision.reasons)
+                click.echo(
+                    f"Plan {decision.id} is held for a person: {reasons}. "
+                    f"Approve it with: planlang approve {decision.id}",
+                    err=True,
+                )
                 sys.exit(EXIT_REFUSED)
             approved = decision.plan
     except PlanRefused as error:

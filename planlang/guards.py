@@ -59,7 +59,7 @@ def _attribute_table() -> dict[type, dict[str, str | None]]:
 
 
 ATTRIBUTES = _attribute_table()
-_TYPE_OBJECTS = {dict: L.TYPE_ATTRIBUTES["dict"]}
+_TYPE_OBJECTS: dict[type, frozenset[str]] = {dict: L.TYPE_ATTRIBUTES["dict"]}
 
 
 class Guards:
@@ -276,8 +276,8 @@ class Guards:
     # -- size-guarded methods ----------------------------------------------------------------
 
     def _sized_join(self, sep: str) -> Callable[[Iterable[Any]], str]:
-        def join(items: Iterable[Any]) -> str:
-            items = items if type(items) in (list, tuple) else list(self.getiter(items))
+        def join(given: Iterable[Any]) -> str:
+            items = given if isinstance(given, list | tuple) else list(self.getiter(given))
             try:
                 n = sum(map(len, items)) + len(sep) * max(len(items) - 1, 0)
             except TypeError:

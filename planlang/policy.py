@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import cast
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
@@ -52,7 +53,7 @@ def _is_number(node: ast.expr) -> bool:
 class PlanPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
 
-    def __init__(self, errors=None, warnings=None, used_names=None):  # type: ignore[no-untyped-def]
+    def __init__(self, errors=None, warnings=None, used_names=None):
         super().__init__(errors, warnings, used_names)
         self.problems: list[RawProblem] = []
         self._tmp = 0
@@ -85,9 +86,9 @@ class PlanPolicy(RestrictingNodeTransformer):
         if type(node) not in _ALLOWED_NODES:
             self.not_allowed(node)
             return node
-        return super().visit(node)  # type: ignore[no-any-return]
+        return super().visit(node)
 
-    def visit_Import(self, node: ast.Import) -> None:  # type: ignore[override]
+    def visit_Import(self, node: ast.Import) -> None:
         self.not_allowed(node)
 
     visit_ImportFrom = visit_ClassDef = visit_Global = visit_With = visit_Try = visit_Import  # type: ignore[assignment]  # noqa: E501
@@ -95,7 +96,7 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     # -- names ---------------------------------------------------------------------------
 
-    def check_name(self, node, name, allow_magic_methods=False):  # type: ignore[no-untyped-def]
+    def check_name(self, node, name, allow_magic_methods=False):
         if name is None:
             return
         if name.startswith("_"):
@@ -103,14 +104,14 @@ class PlanPolicy(RestrictingNodeTransformer):
         elif name in L.FORBIDDEN_NAMES:
             self.problem(node, "PL202", L.FORBIDDEN_NAMES[name])
 
-    def visit_Name(self, node: ast.Name) -> ast.Name:  # type: ignore[override]
+    def visit_Name(self, node: ast.Name) -> ast.Name:
         # No print rewriting: 'print' is an ordinary builtin here (it logs).
         if isinstance(node.ctx, ast.Load):
             self.used_names[node.id] = True
         self.check_name(node, node.id)
         return node
 
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # type: ignore[override]
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if not isinstance(node.ctx, ast.Load):
             self.problem(node, "PL203", "plans may not set or delete attributes")
             return node
@@ -123,17 +124,17 @@ class PlanPolicy(RestrictingNodeTransformer):
         value = self.visit(node.value)
         return _call("_getattr_", [value, ast.Constant(node.attr)], node)  # type: ignore[list-item]
 
-    def visit_Constant(self, node: ast.Constant) -> ast.AST:  # type: ignore[override]
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
         if isinstance(node.value, bytes):
             self.problem(node, "PL206", "bytes are not part of the plan language; use str")
         return node
 
-    def visit_keyword(self, node: ast.keyword) -> ast.AST:  # type: ignore[override]
+    def visit_keyword(self, node: ast.keyword) -> ast.AST:
         # f(_x=1) would hand a host word an argument no plan may name
         self.check_name(node, node.arg)
         return self.node_contents_visit(node)
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:  # type: ignore[override]
+    def visit_Call(self, node: ast.Call) -> ast.AST:
         # RestrictedPython's own eval/exec message would repeat ours (check_name refuses both).
         needs_apply = any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
@@ -160,18 +161,18 @@ class PlanPolicy(RestrictingNodeTransformer):
                 return _unpack_call(kind, node.elts, node)
         return node
 
-    def visit_List(self, node: ast.List) -> ast.AST:  # type: ignore[override]
+    def visit_List(self, node: ast.List) -> ast.AST:
         return self._display(node, "list")
 
-    def visit_Tuple(self, node: ast.Tuple) -> ast.AST:  # type: ignore[override]
+    def visit_Tuple(self, node: ast.Tuple) -> ast.AST:
         return self._display(node, "tuple")
 
-    def visit_Set(self, node: ast.Set) -> ast.AST:  # type: ignore[override]
+    def visit_Set(self, node: ast.Set) -> ast.AST:
         return self._display(node, "set")
 
     # -- functions -----------------------------------------------------------------------
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:  # type: ignore[override]
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         if node.decorator_list:
             self.problem(
                 node.decorator_list[0], "PL110", "decorators are not part of the plan language"
@@ -187,7 +188,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         ast.fix_missing_locations(node)
         return node
 
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:  # type: ignore[override]
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
         # '_step_() or body': _step_ returns None, so the value is the body's.
@@ -196,7 +197,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         )
         return node
 
-    def visit_Raise(self, node: ast.Raise) -> ast.AST:  # type: ignore[override]
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:
         exc = node.exc
         target = exc.func if isinstance(exc, ast.Call) else exc
         if node.cause is not None or not (
@@ -208,14 +209,14 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     # -- loops ---------------------------------------------------------------------------
 
-    def visit_While(self, node: ast.While) -> ast.AST:  # type: ignore[override]
+    def visit_While(self, node: ast.While) -> ast.AST:
         node = self.node_contents_visit(node)
         node.body.insert(0, ast.copy_location(ast.Expr(_call("_step_", [], node)), node))
         return node
 
     # -- operators -----------------------------------------------------------------------
 
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:  # type: ignore[override]
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         node = self.node_contents_visit(node)
         guard = _GUARDED_BINOPS.get(type(node.op))
         if guard is None:
@@ -230,9 +231,10 @@ class PlanPolicy(RestrictingNodeTransformer):
             return node
         return _call(guard, [node.left, node.right], node)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.AST]:  # type: ignore[override]
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.AST]:
         if type(node.op) not in L.ALLOWED_PARTS:  # '@=' like '@'
-            self.problem(node, "PL100", f"{type(node.op).__name__} is not part of the plan language")
+            name = type(node.op).__name__
+            self.problem(node, "PL100", f"{name} is not part of the plan language")
             return node
         op = IOPERATOR_TO_STR[type(node.op)]
         target = node.target
@@ -244,8 +246,8 @@ class PlanPolicy(RestrictingNodeTransformer):
             return ast.copy_location(ast.Assign(targets=[target], value=call), node)
         if isinstance(target, ast.Subscript):
             # x[k] += v  ->  _augN = x; _augM = k; _write_(_augN)[_augM] = _inplacevar_(...)
-            container = self.visit(target.value)
-            key = self.visit(target.slice)
+            container = cast(ast.expr, self.visit(target.value))
+            key = cast(ast.expr, self.visit(target.slice))
             value = self.visit(node.value)
             c_name, k_name = self._temp(), self._temp()
             stmts: list[ast.AST] = [
@@ -274,7 +276,7 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     # -- f-strings -----------------------------------------------------------------------
 
-    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:  # type: ignore[override]
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
         value = self.visit(node.value)
         spec: ast.expr = ast.Constant("")
         if node.format_spec is not None:
@@ -284,13 +286,13 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     # -- module --------------------------------------------------------------------------
 
-    def visit_Module(self, node: ast.Module) -> ast.AST:  # type: ignore[override]
+    def visit_Module(self, node: ast.Module) -> ast.AST:
         return self.node_contents_visit(node)
 
-    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:  # type: ignore[override]
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         if node.is_async:
             self.problem(node.target, "PL105", "async code is not part of the plan language")
-        return super().visit_comprehension(node)  # type: ignore[no-any-return]
+        return cast(ast.AST, super().visit_comprehension(node))
 
     # -- unpacking -----------------------------------------------------------------------
     # Every value a plan holds is plain data, so the guards need no unpack spec: the calls
@@ -299,7 +301,7 @@ class PlanPolicy(RestrictingNodeTransformer):
     def protect_unpack_sequence(self, target: ast.Tuple, value: ast.expr) -> ast.Call:
         return _call("_unpack_sequence_", [value], value)
 
-    def guard_iter(self, node):  # type: ignore[no-untyped-def]
+    def guard_iter(self, node):
         node = self.node_contents_visit(node)
         name = "_iter_unpack_sequence_" if isinstance(node.target, ast.Tuple) else "_getiter_"
         node.iter = _call(name, [node.iter], node.iter)

@@ -87,7 +87,7 @@ def _import(spec: str) -> Callable[..., Mapping[str, Any]]:
         raise ProjectError(f"Cannot load the host provider {spec!r}: {error}") from None
     if not callable(provider):
         raise ProjectError(f"The host provider {spec!r} is not callable.")
-    return provider  # type: ignore[no-any-return]
+    return provider
 
 
 def load_project(path: str | Path | None = None, *, start: Path | None = None) -> Project:

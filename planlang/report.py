@@ -33,7 +33,8 @@ def print_price(report: PriceReport, console: Console, *, concurrency: int, late
     seeds = report.seeds
     console.print(
         f"[bold]Price of {report.filename}[/bold]  sha256 {report.sha256[:12]}…  "
-        f"{len(seeds)} rehearsal{'s' if len(seeds) != 1 else ''} (seeds {', '.join(map(str, seeds))})"
+        f"{len(seeds)} rehearsal{'s' if len(seeds) != 1 else ''} "
+        f"(seeds {', '.join(map(str, seeds))})"
     )
     console.print(_table("Phases", "phase", report.phases))
     console.print(_table("Roles", "role", report.roles))

@@ -15,7 +15,7 @@ import threading
 import time
 import types
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from planlang import language as L
 from planlang.check import CheckResult, check, is_checked_code
@@ -82,7 +82,7 @@ class Sandbox:
         previous = getattr(_running, "meter", None)
         _running.meter = meter
         try:
-            exec(checked.code, namespace)  # noqa: S102 - checked, rewritten, guarded code
+            exec(cast(types.CodeType, checked.code), namespace)  # noqa: S102 - checked, rewritten, guarded code
             if meter.tripped is not None:
                 raise meter.tripped
             result = namespace.get("result")

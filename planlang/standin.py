@@ -13,8 +13,8 @@ import json
 import random
 import re
 import string
-from functools import lru_cache
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator

@@ -23,7 +23,7 @@ def _read_only(*_args: Any, **_kwargs: Any) -> Any:
     raise TypeError("This value was handed in by the host and is read-only; copy it first.")
 
 
-class ReadOnlyDict(dict):  # type: ignore[type-arg]
+class ReadOnlyDict(dict):
     """A dict the plan may read but not change. Mutators raise, for host code too."""
 
     __slots__ = ()
@@ -37,7 +37,7 @@ class ReadOnlyDict(dict):  # type: ignore[type-arg]
         return dict(self)
 
 
-class ReadOnlyList(list):  # type: ignore[type-arg]
+class ReadOnlyList(list):
     """A list the plan may read but not change."""
 
     __slots__ = ()
@@ -80,6 +80,10 @@ class HostProxy:
     """The plan's view of a host object: declared names only, nothing to write."""
 
     __slots__ = ("_target", "_methods", "_attributes", "_label")
+    _target: Any
+    _methods: frozenset[str]
+    _attributes: frozenset[str]
+    _label: str
 
     def __init__(
         self, target: Any, methods: frozenset[str], attributes: frozenset[str], label: str
