@@ -1,4 +1,4 @@
-"""Command line of the benchmark: ``python -m bench plant | score | survey`` (``eval`` later).
+"""Command line of the benchmark: ``python -m bench plant | score | survey | eval``.
 
 A dispatcher of subcommands, each a function that returns the exit code: 0 ok, 1 refused or
 failed (fewer bugs than asked, malformed findings), 2 usage or I/O error. User mistakes are
@@ -165,6 +165,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m bench", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands.add_parser("eval", help="evaluate plan designs (python -m bench eval --help)")
     for name, add, run in COMMANDS:
         sub = commands.add_parser(name, help=(run.__doc__ or name).strip().splitlines()[0])
         add(sub)
@@ -173,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eval"]:  # the evaluation has its own parser (bench/eval.py)
+        from bench.eval import main as run_eval
+
+        return run_eval(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "workers", 1) < 1:
