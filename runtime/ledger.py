@@ -11,16 +11,17 @@ index, so two samples of one question are two independent answers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
 import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .canonical import dumps
 from .reply import Reply
 
 _SCHEMA = """
@@ -42,10 +43,33 @@ CREATE TABLE IF NOT EXISTS answers (
 def fingerprint(
     model: str, messages: list[dict[str, Any]], params: dict[str, Any], sample: int
 ) -> str:
-    """sha256 over canonical JSON of exactly what was asked."""
-    asked = {"model": model, "messages": messages, "params": params, "sample": sample}
-    canonical = json.dumps(asked, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """sha256 over canonical JSON of exactly what was asked.
+
+    The text is ``canonical.dumps({"model": ..., "messages": ..., "params": ...,
+    "sample": ...})``, written out in sorted key order: the messages are serialised per call,
+    the rest (the same for every call of a worker) is made once and remembered.
+    """
+    params_text = dumps(params) if params else "{}"
+    try:
+        tail = _tail(model, params_text, sample)
+    except TypeError:  # an unhashable model or sample: serialise it without the cache
+        tail = _tail.__wrapped__(model, params_text, sample)
+    canonical = '{"messages":' + dumps(messages) + tail
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=256, typed=True)  # typed: sample True and 1 are different text
+def _tail(model: str, params_text: str, sample: int) -> str:
+    return f',"model":{dumps(model)},"params":{params_text},"sample":{dumps(sample)}}}'
+
+
+_INSERT = "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_MAX_BATCH = 1024  # 10 values a row; SQLite allows 32,766 parameters in one statement
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_many(rows: int) -> str:
+    return "INSERT OR IGNORE INTO answers VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * rows)
 
 
 class _Pending:
@@ -116,35 +140,67 @@ class Ledger:
         with self._queue_lock:
             self._queue.append(entry)
         with self._lock:
-            if not entry.done:
+            while not entry.done:  # a huge queue goes in slices, ours among them
                 with self._queue_lock:
-                    batch, self._queue = self._queue, []
+                    batch = self._queue[:_MAX_BATCH]
+                    del self._queue[:_MAX_BATCH]
                 self._commit(batch)
         if entry.error is not None:
             raise entry.error
         return entry.stored
 
     def _commit(self, batch: list[_Pending]) -> None:
+        """Store a batch atomically, marking which rows this batch stored.
+
+        Each ``execute`` lets go of the GIL and must win it back from busy workers, so a lone
+        row is one self-committing statement and a batch is one multi-row statement in one
+        transaction. When some key of a batch was already there, that transaction is undone
+        and the rows go in one by one, to learn exactly which were stored.
+        """
         db = self._conn()
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for entry in batch:
-                    cursor = db.execute(
-                        "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        entry.values,
-                    )
-                    entry.stored = cursor.rowcount == 1
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        except Exception as exc:
+            if len(batch) == 1:
+                batch[0].stored = db.execute(_INSERT, batch[0].values).rowcount == 1
+            elif not self._transaction(db, self._insert_all, batch):
+                self._transaction(db, self._insert_each, batch)
+        except Exception as exc:  # every row of a failed transaction fails: none was stored
             for entry in batch:
+                entry.stored = False
                 entry.error = exc
         finally:
             for entry in batch:
                 entry.done = True
+
+    @staticmethod
+    def _transaction(
+        db: sqlite3.Connection,
+        insert: Callable[[sqlite3.Connection, list[_Pending]], bool],
+        batch: list[_Pending],
+    ) -> bool:
+        """Run ``insert`` in a write transaction; commit if it says True, else roll back."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            done = insert(db, batch)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT" if done else "ROLLBACK")
+        return done
+
+    @staticmethod
+    def _insert_all(db: sqlite3.Connection, batch: list[_Pending]) -> bool:
+        values = [value for entry in batch for value in entry.values]
+        if db.execute(_insert_many(len(batch)), values).rowcount != len(batch):
+            return False
+        for entry in batch:
+            entry.stored = True
+        return True
+
+    @staticmethod
+    def _insert_each(db: sqlite3.Connection, batch: list[_Pending]) -> bool:
+        for entry in batch:
+            entry.stored = db.execute(_INSERT, entry.values).rowcount == 1
+        return True
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from dataclasses import dataclass
 from typing import Any
+
+from .canonical import dumps
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,20 +39,18 @@ class Reply:
         return self.credits or 0.0
 
     def replace(self, **changes: Any) -> Reply:
-        fields = {name: getattr(self, name) for name in _ALL}
+        fields = dict(zip(_ALL, _all_values(self), strict=True))
         fields.update(changes)
         return Reply(**fields)
 
     def to_json(self) -> str:
         """Canonical JSON for the ledger (``cached`` and ``standin`` are per call, not stored)."""
-        fields = {name: getattr(self, name) for name in _STORED}
-        return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return dumps(dict(zip(_STORED, _stored_values(self), strict=True)))
 
     @classmethod
     def from_json(cls, text: str) -> Reply:
         fields = json.loads(text)
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in fields.items() if k in known})
+        return cls(**{k: v for k, v in fields.items() if k in _KNOWN})
 
 
 def parse_json_text(text: str) -> Any:
@@ -70,4 +71,8 @@ def parse_json_text(text: str) -> Any:
 
 
 _ALL = tuple(f.name for f in dataclasses.fields(Reply))
+_KNOWN = frozenset(_ALL)
 _STORED = tuple(f.name for f in dataclasses.fields(Reply) if f.name not in ("cached", "standin"))
+# attrgetter of several names reads them all in C, returning a tuple: cheaper than getattr loops
+_all_values = operator.attrgetter(*_ALL)
+_stored_values = operator.attrgetter(*_STORED)

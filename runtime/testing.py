@@ -53,7 +53,7 @@ class FakeOpenAI:
         self._gate = threading.Event()
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
-        server.handle_error = lambda request, address: None  # type: ignore[method-assign]
+        server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
         self._thread.daemon = True

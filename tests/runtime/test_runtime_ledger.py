@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -9,8 +11,13 @@ import textwrap
 import threading
 import zlib
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from runtime import Ledger, Reply, fingerprint
+from runtime.ledger import _Pending
 
 MESSAGES = [{"role": "user", "content": "What is 2 + 2?"}]
 
@@ -103,3 +110,75 @@ def test_several_processes_share_one_file(tmp_path: Path) -> None:
         assert len(ledger) == 3 * 150 + 150
         texts = {row["reply"] for row in ledger.rows()}
         assert len(texts) >= 3 * 150
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(
+    model=st.text(),
+    messages=st.lists(st.dictionaries(st.text(), JSON_VALUES, max_size=3), max_size=3),
+    params=st.dictionaries(st.text(), JSON_VALUES, max_size=3),
+    sample=st.integers(min_value=0, max_value=10**6) | st.booleans(),
+)
+def test_fingerprint_is_sha256_of_the_documented_canonical_json(
+    model: str, messages: list[dict[str, Any]], params: dict[str, Any], sample: int
+) -> None:
+    # Ledgers written by earlier versions must still match: the key is exactly this text.
+    asked = {"model": model, "messages": messages, "params": params, "sample": sample}
+    text = json.dumps(asked, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert fingerprint(model, messages, params, sample) == hashlib.sha256(text.encode()).hexdigest()
+    reply = Reply(text=model, data=messages, credits=0.5, model=model, sample=sample)
+    assert Reply.from_json(reply.to_json()) == reply
+
+
+def test_a_batch_marks_exactly_the_rows_it_stored(tmp_path: Path) -> None:
+    # One batch holding a new key, a key stored before and the same new key twice: the
+    # multi-row insert is undone and the rows go in one by one, first answer winning.
+    with Ledger(tmp_path / "batch.db") as ledger:
+        ledger.put("old", Reply(text="before"))
+        entries = [
+            _Pending(("old", "m", None, 0, 0, 0, 0.0, 0.0, 1.0, _blob("again"))),
+            _Pending(("new", "m", None, 0, 0, 0, 0.0, 0.0, 1.0, _blob("first"))),
+            _Pending(("new", "m", None, 0, 0, 0, 0.0, 0.0, 1.0, _blob("second"))),
+            _Pending(("other", "m", None, 0, 0, 0, 0.0, 0.0, 1.0, _blob("other"))),
+        ]
+        ledger._commit(entries)
+        assert [(e.done, e.stored, e.error) for e in entries] == [
+            (True, False, None), (True, True, None), (True, False, None), (True, True, None),
+        ]  # fmt: skip
+        texts = [ledger.get(key) for key in ("old", "new", "other")]
+        assert texts == [Reply(text="before"), Reply(text="first"), Reply(text="other")]
+        fresh = [
+            _Pending((f"k{i}", "m", None, 0, 0, 0, 0.0, 0.0, 1.0, _blob(f"{i}"))) for i in range(3)
+        ]
+        ledger._commit(fresh)
+        assert [e.stored for e in fresh] == [True, True, True] and len(ledger) == 6
+
+
+def _blob(text: str) -> bytes:
+    return zlib.compress(Reply(text=text).to_json().encode())
+
+
+def test_threads_racing_on_one_key_store_it_once(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "race.db")
+    start = threading.Barrier(12)
+    stored: list[tuple[int, bool]] = []
+
+    def work(n: int) -> None:
+        start.wait()
+        stored.append((n, ledger.put("same", Reply(text=f"from {n}"))))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [n for n, won in stored if won]
+    assert len(stored) == 12 and len(winners) == 1
+    assert ledger.get("same") == Reply(text=f"from {winners[0]}")
+    ledger.close()

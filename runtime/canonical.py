@@ -1,0 +1,40 @@
+"""Canonical JSON (sorted keys, no spaces, UTF-8 kept), made once and reused on the hot path.
+
+Every model call serialises its messages for the ledger key and its reply for the ledger row.
+``json.dumps(obj, sort_keys=True, ...)`` builds a new encoder object on each call; for the tiny
+documents of a call that setup costs more than the encoding itself. This module builds the C
+encoder once, with exactly the options of ``json.dumps(obj, sort_keys=True,
+separators=(",", ":"), ensure_ascii=False)``, so its output is byte for byte the same (a test
+checks it): ledger keys written by earlier versions still match.
+"""
+
+from __future__ import annotations
+
+import json
+import json.encoder
+from collections.abc import Callable
+from typing import Any
+
+
+def _slow(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _fast_encoder() -> Callable[[Any], str] | None:
+    # Not in the typing stubs, and None on an interpreter without the C accelerator.
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    encode_basestring = getattr(json.encoder, "c_encode_basestring", None)
+    if c_make_encoder is None or encode_basestring is None:
+        return None
+    default = json.JSONEncoder().default  # raises TypeError for what JSON cannot hold
+    # markers=None: no circular-reference bookkeeping (shared state would not be thread-safe);
+    # a circular structure still fails, with RecursionError instead of ValueError.
+    encode = c_make_encoder(None, default, encode_basestring, None, ":", ",", True, False, True)
+
+    def dumps(obj: Any) -> str:
+        return "".join(encode(obj, 0))
+
+    return dumps
+
+
+dumps: Callable[[Any], str] = _fast_encoder() or _slow
