@@ -213,6 +213,12 @@ class Guards:
         longest = max((len(v) for v in items if type(v) is str), default=0)
         self.meter.allow_size(len(template) + widths + fields * longest, "A %-format")
 
+    def fstr(self, text: str) -> str:
+        """A whole f-string, once built: ``s = f"{s}{s}"`` in a loop would double each turn."""
+        if len(text) > self.meter.limits.size:
+            self.meter.allow_size(len(text), "An f-string")
+        return text
+
     def fmt(self, value: Any, conversion: int, spec: str) -> str:
         """One ``{value!c:spec}`` of an f-string, with widths and precisions size-checked."""
         if conversion == 114:

@@ -276,12 +276,22 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     # -- f-strings -----------------------------------------------------------------------
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        """f-strings: the whole result is size-checked once (``_fstr_``); a field with a format
+        spec also goes through ``_fmt_``, which checks its widths before formatting."""
+        node = self.node_contents_visit(node)
+        if not any(isinstance(part, ast.FormattedValue) for part in node.values):
+            return node
+        return _call("_fstr_", [node], node)
+
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
-        value = self.visit(node.value)
-        spec: ast.expr = ast.Constant("")
-        if node.format_spec is not None:
-            spec = self.visit(node.format_spec)  # type: ignore[assignment]
-        call = _call("_fmt_", [value, ast.Constant(node.conversion), spec], node)  # type: ignore[list-item]
+        value = cast(ast.expr, self.visit(node.value))
+        if node.format_spec is None:
+            node.value = value
+            return node
+        # The spec's own fields are formatted natively: its length is checked by _fmt_.
+        spec = cast(ast.expr, self.node_contents_visit(node.format_spec))
+        call = _call("_fmt_", [value, ast.Constant(node.conversion), spec], node)
         return ast.copy_location(ast.FormattedValue(value=call, conversion=-1), node)
 
     # -- module --------------------------------------------------------------------------

@@ -149,6 +149,7 @@ class Sandbox:
             _lshift_=guards.lshift,
             _mod_=guards.mod,
             _fmt_=guards.fmt,
+            _fstr_=guards.fstr,
             _unpack_=guards.unpack,
         )
         for name, value in self.host.items():
@@ -198,10 +199,8 @@ def _host_word(
         if kwargs and any(key.startswith("_") for key in kwargs):  # f(**{"_x": 1})
             raise TypeError(f"{where} cannot take an argument whose name starts with '_'.")
         result = fn(*args, **kwargs)
-        if meter.tripped is not None:
+        if meter.tripped is not None:  # a limit fired in plan code the word called back
             raise meter.tripped
-        if monotonic() > meter.deadline:
-            meter.checkpoint()
         if type(result) in SCALARS:
             return result
         if hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in

@@ -142,9 +142,32 @@ def thaw(value: Any, plan_globals: Mapping[str, Any] | None, where: str) -> Any:
     shared in the copy (like ``copy.deepcopy``): ``x = [x, x]`` sixty times is sixty lists, and
     copying it as a tree would take 2**60 steps in the host's own code.
     """
-    if type(value) in SCALARS:
+    kind = type(value)
+    if kind in SCALARS:
         return value
+    if kind is dict:  # the common answer: a flat JSON object, copied without the memo
+        flat = _flat_copy(value)
+        if flat is not None:
+            return flat
     return _Thaw(plan_globals, where).copy(value)
+
+
+def _flat_copy(value: dict[Any, Any]) -> dict[Any, Any] | None:
+    """A copy of a dict of scalars and lists of scalars, or None for anything deeper."""
+    fresh = {}
+    for key, item in value.items():
+        kind = type(item)
+        if type(key) not in SCALARS:
+            return None
+        if kind is list:
+            for element in item:
+                if type(element) not in SCALARS:
+                    return None
+            item = item.copy()
+        elif kind not in SCALARS:
+            return None
+        fresh[key] = item
+    return fresh
 
 
 class _Thaw:
