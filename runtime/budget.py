@@ -122,7 +122,8 @@ class Budget:
                 )
             self._reserved -= units
             self._spent += actual_units
-            self._cond.notify_all()
+            if self._waiting:  # only admit() waits on this condition, counted in _waiting
+                self._cond.notify_all()
 
     def release(self, reserved: Reservation) -> None:
         """Give a reservation back unbilled (the call failed or never went out)."""

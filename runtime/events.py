@@ -35,12 +35,12 @@ class EventLog:
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
         with self._lock:
-            event: dict[str, Any] = {
+            event = {
                 "seq": len(self.events) + 1,
                 "t": round(time.monotonic() - self._t0, 6),
                 "kind": kind,
+                **fields,
             }
-            event.update(fields)
             self.events.append(event)
             if self._file is not None:
                 self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
@@ -96,8 +96,9 @@ class Accounting:
     def record(self, phase: str, role: str, worker: int, reply: Reply) -> None:
         with self._lock:
             self.total.add(reply)
-            self.phases.setdefault(phase, Tally()).add(reply)
-            self.roles.setdefault(role, Tally()).add(reply)
+            # get before setdefault: no throwaway Tally on every call
+            (self.phases.get(phase) or self.phases.setdefault(phase, Tally())).add(reply)
+            (self.roles.get(role) or self.roles.setdefault(role, Tally())).add(reply)
             self.turns[worker] = self.turns.get(worker, 0) + 1
 
     def to_dict(self) -> dict[str, Any]:

@@ -85,7 +85,6 @@ class LLM:
         model_name = model or priced.model
         price = priced.price
         key = fingerprint(model_name, messages, params, sample)
-        who = {"model": model_name, "role": role, "sample": sample}
 
         if self.ledger is not None:
             stored = self.ledger.get(key)
@@ -101,7 +100,14 @@ class LLM:
             answer = self._call(self.standin, model_name, messages, params)
             self._count("standin")
             # credits: what this call would have cost a real run (the role's price per call).
-            return answer.replace(standin=True, cached=False, credits=price, **who)
+            return answer.replace(
+                standin=True,
+                cached=False,
+                credits=price,
+                model=model_name,
+                role=role,
+                sample=sample,
+            )
 
         if self.client is None:
             self._count("refused")
@@ -118,7 +124,9 @@ class LLM:
             self._count("failed")
             raise
         credits = answer.credits if answer.credits is not None else price
-        answer = answer.replace(cached=False, standin=False, credits=credits, **who)
+        answer = answer.replace(
+            cached=False, standin=False, credits=credits, model=model_name, role=role, sample=sample
+        )
         try:
             if self.ledger is not None:
                 self.ledger.put(key, answer)

@@ -9,6 +9,7 @@ The API key is a ``SecretStr``: its repr and str never show it.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,12 @@ class Role(BaseModel):
 
     model: str = Field(min_length=1)
     price: float = Field(ge=0.0)
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _default_role(model: str, price: float) -> Role:
+    # Runs on every call: remembered, and model_construct since the values were validated.
+    return Role.model_construct(model=model, price=price)
 
 
 class Settings(BaseSettings):
@@ -62,8 +69,7 @@ class Settings(BaseSettings):
         found = self.roles.get(name) if name is not None else None
         if found is not None:
             return found
-        # model_construct: this runs on every call, and the values were validated already
-        return Role.model_construct(model=name or self.default_model, price=self.default_price)
+        return _default_role(name or self.default_model, self.default_price)
 
     @property
     def dearest_price(self) -> float:
