@@ -16,6 +16,7 @@ import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from planlang.infer import Kinds
 from planlang.policy import PlanPolicy
 
 __all__ = ["CheckResult", "Problem", "check", "MAX_SOURCE_BYTES"]
@@ -109,6 +110,7 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
             filename, digest, (Problem(filename, 1, 1, "PL001", f"cannot parse: {error}"),)
         )
     policy = PlanPolicy()
+    policy.kinds = Kinds(tree)
     try:
         policy.visit(tree)
     except RecursionError:

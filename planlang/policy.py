@@ -15,12 +15,21 @@ from typing import cast
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 from planlang import language as L
+from planlang.guards import ATTRIBUTES
+from planlang.infer import INT_SAFE_OPS, Kinds
 
 __all__ = ["PlanPolicy", "RawProblem"]
 
 _ALLOWED_NODES = L.ALLOWED_STATEMENTS | L.ALLOWED_EXPRESSIONS | L.ALLOWED_PARTS
 _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
                    ast.LShift: "_lshift_", ast.Mod: "_mod_"}  # fmt: skip
+
+
+# Methods that need no guard on a value the source proves is the plan's own dict, list or set.
+_NATIVE_ATTRIBUTES = {
+    kind: frozenset(name for name, wrapper in ATTRIBUTES[t].items() if wrapper is None)
+    for kind, t in (("dict", dict), ("list", list), ("set", set))
+}
 
 
 @dataclass(frozen=True)
@@ -46,12 +55,29 @@ def _unpack_call(kind: str, elements: list[ast.expr], like: ast.AST) -> ast.Call
     return call
 
 
+_SMALL_SPEC = 1000  # widths and precisions up to this in a constant spec need no check
+
+
+def _small_spec(spec: ast.expr) -> bool:
+    """A format spec written out in full (no fields) whose numbers are all small."""
+    if not isinstance(spec, ast.JoinedStr):
+        return False
+    if not all(isinstance(part, ast.Constant) and isinstance(part.value, str)
+               for part in spec.values):  # fmt: skip
+        return False
+    text = "".join(str(cast(ast.Constant, part).value) for part in spec.values)
+    digits = "".join(c if c.isdigit() else " " for c in text).split()
+    return all(len(d) <= 4 and int(d) <= _SMALL_SPEC for d in digits)
+
+
 def _is_number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 class PlanPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
+
+    kinds: Kinds | None = None  # set by check() before visiting: see planlang.infer
 
     def __init__(self, errors=None, warnings=None, used_names=None):
         super().__init__(errors, warnings, used_names)
@@ -121,8 +147,23 @@ class PlanPolicy(RestrictingNodeTransformer):
         if node.attr in L.FORBIDDEN_ATTRIBUTES:
             self.problem(node, "PL205", f"attribute '{node.attr}' is not part of the plan language")
             return node
+        kind = self._kind(node.value)
         value = self.visit(node.value)
+        if kind in _NATIVE_ATTRIBUTES and node.attr in _NATIVE_ATTRIBUTES[kind]:
+            node.value = cast(ast.expr, value)  # the plan's own dict/list/set: a plain method
+            return node
         return _call("_getattr_", [value, ast.Constant(node.attr)], node)  # type: ignore[list-item]
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if self._kind(node.value) in ("dict", "list"):
+            return self.node_contents_visit(node)  # the plan's own container: no guard needed
+        return cast(ast.AST, super().visit_Subscript(node))
+
+    def _kind(self, expr: ast.AST) -> str | None:
+        """What the source proves about a name's value (see planlang.infer)."""
+        if self.kinds is None or not isinstance(expr, ast.Name):
+            return None
+        return self.kinds.kind(expr)
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         if isinstance(node.value, bytes):
@@ -217,8 +258,11 @@ class PlanPolicy(RestrictingNodeTransformer):
     # -- operators -----------------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        native = self.kinds is not None and self.kinds.native_binop(node)  # before rewriting
         node = self.node_contents_visit(node)
         guard = _GUARDED_BINOPS.get(type(node.op))
+        if native:
+            return node
         if guard is None:
             return node
         if isinstance(node.op, ast.Add) and (_is_number(node.left) or _is_number(node.right)):
@@ -240,6 +284,13 @@ class PlanPolicy(RestrictingNodeTransformer):
         target = node.target
         if isinstance(target, ast.Name):
             self.check_name(target, target.id)
+            if (
+                isinstance(node.op, INT_SAFE_OPS)
+                and self._kind(target) == "int"
+                and self.kinds is not None
+                and self.kinds.kind(node.value) == "int"
+            ):
+                return self.node_contents_visit(node)  # integers that cannot blow up
             value = self.visit(node.value)
             load = ast.copy_location(ast.Name(target.id, ast.Load()), target)
             call = _call("_inplacevar_", [ast.Constant(op), load, value], node)  # type: ignore[list-item]
@@ -279,18 +330,26 @@ class PlanPolicy(RestrictingNodeTransformer):
     def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
         """f-strings: the whole result is size-checked once (``_fstr_``); a field with a format
         spec also goes through ``_fmt_``, which checks its widths before formatting."""
+        fields = [part for part in node.values if isinstance(part, ast.FormattedValue)]
+        # integers and small constant specs make a string no longer than the source allows
+        bounded = all(
+            self.kinds is not None
+            and self.kinds.kind(part.value) == "int"
+            and (part.format_spec is None or _small_spec(part.format_spec))
+            for part in fields
+        )
         node = self.node_contents_visit(node)
-        if not any(isinstance(part, ast.FormattedValue) for part in node.values):
+        if not fields or bounded:
             return node
         return _call("_fstr_", [node], node)
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
         value = cast(ast.expr, self.visit(node.value))
-        if node.format_spec is None:
-            node.value = value
+        if node.format_spec is None or _small_spec(node.format_spec):
+            node.value = value  # no width past _SMALL_SPEC: formatted natively
             return node
         # The spec's own fields are formatted natively: its length is checked by _fmt_.
-        spec = cast(ast.expr, self.node_contents_visit(node.format_spec))
+        spec = self.node_contents_visit(node.format_spec)
         call = _call("_fmt_", [value, ast.Constant(node.conversion), spec], node)
         return ast.copy_location(ast.FormattedValue(value=call, conversion=-1), node)
 

@@ -63,6 +63,8 @@ class Sandbox:
                 raise ValueError(
                     f"Host name {name!r} must be an identifier that does not start with '_'."
                 )
+            if name in L.ALLOWED_BUILTINS:  # the checker trusts what builtins return
+                raise ValueError(f"Host name {name!r} would shadow the builtin of that name.")
         self.limits = limits or Limits()
         self.printed: list[str] = []
         self._log = log
