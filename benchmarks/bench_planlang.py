@@ -361,7 +361,8 @@ def write_results(path: Path, section: str) -> None:
     old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n\n"
     if START in old and END in old:
         head, rest = old.split(START, 1)
-        new = head + block + rest.split(END, 1)[1].lstrip("\n")
+        tail = rest.split(END, 1)[1].lstrip("\n")  # hand-written notes below stay
+        new = head + block + ("\n" + tail if tail else "")
     else:
         new = old.rstrip("\n") + "\n\n" + block
     path.write_text(new, encoding="utf-8")
