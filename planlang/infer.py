@@ -33,6 +33,8 @@ SMALL_FACTOR = 1 << 16  # int * constant: the result grows by at most 17 bits a 
 _INT_CALLS = {"len", "ord", "int"}
 _CONTAINER_CALLS = {"dict": "dict", "list": "list", "sorted": "list", "set": "set"}
 _TRUSTED = _INT_CALLS | set(_CONTAINER_CALLS) | {"range", "abs"}
+# Parts with nothing inside to collect: contexts and operators.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 _SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 Binding = tuple[str, ast.AST | None, ast.AST | None]  # (how, value, op)
@@ -56,16 +58,30 @@ class Kinds:
         self._bound_anywhere: set[str] = set()
         self._walrus: set[str] = set()
         scopes: list[_Scope] = []
-        self._collect(tree, _Scope(tree), scopes)
+        self._module = _Scope(tree)
+        self._statement = 0
+        self._first: dict[str, tuple[int, bool]] = {}  # name -> (statement, read there?)
+        self._collect(tree, self._module, scopes)
         self.trusted = _TRUSTED - self._bound_anywhere - self._walrus
         for scope in scopes:
             kinds = self._solve(scope)
-            if isinstance(scope.node, ast.Module):
-                kinds = {n: k for n, k in kinds.items() if _first_is_assignment(scope.node, n)}
+            if scope is self._module and kinds:
+                kinds = {n: k for n, k in kinds.items() if self._assigned_first(tree, n)}
             for load in scope.loads:
                 kind = kinds.get(load.id)
                 if kind is not None:
                     self._name_kind[id(load)] = kind
+
+    def _assigned_first(self, module: ast.Module, name: str) -> bool:
+        """Is the first appearance of ``name`` in module-level code a top-level assignment to
+        it (that does not read it)? Then no module-level read can see a host value."""
+        index, read = self._first.get(name, (-1, True))
+        statement = module.body[index] if index >= 0 else None
+        return (
+            not read
+            and isinstance(statement, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
+        )
 
     # -- queries -------------------------------------------------------------------------
 
@@ -87,7 +103,8 @@ class Kinds:
     def _collect(self, node: ast.AST, scope: _Scope, scopes: list[_Scope]) -> None:
         if isinstance(node, ast.Module):
             scopes.append(scope)
-            for statement in node.body:
+            for index, statement in enumerate(node.body):
+                self._statement = index
                 self._collect(statement, scope, scopes)
             return
         if isinstance(node, _SCOPES):
@@ -96,6 +113,12 @@ class Kinds:
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 scope.loads.append(node)
+            else:
+                self._bound_anywhere.add(node.id)
+            if scope is self._module:  # where each module name first appears, and how
+                first = self._first.setdefault(node.id, (self._statement, False))
+                if first[0] == self._statement and isinstance(node.ctx, ast.Load):
+                    self._first[node.id] = (self._statement, True)
             return
         if isinstance(node, ast.NamedExpr):
             self._walrus |= {n.id for n in _names(node.target)}
@@ -114,10 +137,15 @@ class Kinds:
             simple = isinstance(node.target, ast.Name)
             for name in _names(node.target):
                 scope.bind(name.id, "for" if simple else "unknown", node.iter)
-        for bound in _names_bound_by(node):
-            self._bound_anywhere.add(bound)
-        for child in ast.iter_child_nodes(node):
-            self._collect(child, scope, scopes)
+        collect = self._collect
+        for field in node._fields:  # ast.iter_child_nodes, without its generator
+            child = getattr(node, field, None)
+            if type(child) is list:
+                for item in child:
+                    if isinstance(item, ast.AST):
+                        collect(item, scope, scopes)
+            elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                collect(child, scope, scopes)
 
     def _collect_scope(self, node: ast.AST, outer: _Scope, scopes: list[_Scope]) -> None:
         inner = _Scope(node)
@@ -259,20 +287,6 @@ def _names(target: ast.AST) -> Iterator[ast.Name]:
             yield node
 
 
-def _names_bound_by(node: ast.AST) -> Iterator[str]:
-    targets: list[ast.AST] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, ast.AugAssign | ast.For):
-        targets = [node.target]
-    elif isinstance(node, ast.Delete):
-        targets = list(node.targets)
-    for target in targets:
-        for name in _names(target):
-            if not isinstance(name.ctx, ast.Load):
-                yield name.id
-
-
 def _annotations(node: ast.AST) -> Iterator[ast.AST]:
     if isinstance(node, ast.FunctionDef):
         if node.returns is not None:
@@ -281,35 +295,3 @@ def _annotations(node: ast.AST) -> Iterator[ast.AST]:
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if arg is not None and arg.annotation is not None:
                 yield arg.annotation
-
-
-def _first_is_assignment(module: ast.Module, name: str) -> bool:
-    """True when the first appearance of ``name`` in module-level code is a top-level
-    assignment to it, so no module-level read can see a host value of the same name."""
-    for statement in module.body:
-        mentions = _mentions(statement, name)
-        if not mentions:
-            continue
-        return (
-            isinstance(statement, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
-            and not _mentions(statement.value, name)
-        )
-    return False
-
-
-def _mentions(node: ast.AST, name: str) -> bool:
-    """Does module-level code in ``node`` (not nested scopes) read or bind ``name``?"""
-    if isinstance(node, ast.Name):
-        return node.id == name
-    if isinstance(node, _SCOPES):
-        # a nested scope's body reads globals only when it runs; its defaults run here
-        if isinstance(node, ast.FunctionDef):
-            return node.name == name or any(
-                _mentions(d, name) for d in [*node.args.defaults, *node.decorator_list]
-            )
-        if isinstance(node, ast.Lambda):
-            return any(_mentions(d, name) for d in node.args.defaults)
-        first = node.generators[0].iter
-        return _mentions(first, name)
-    return any(_mentions(child, name) for child in ast.iter_child_nodes(node))
