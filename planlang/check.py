@@ -123,9 +123,12 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
             key=lambda p: (p.line, p.col, p.code),
         )
         return CheckResult(filename, digest, tuple(problems))
-    ast.fix_missing_locations(tree)
     try:
-        code = compile(tree, filename, "exec", dont_inherit=True)
+        try:
+            code = compile(tree, filename, "exec", dont_inherit=True)
+        except TypeError:  # a node made without a location: the slow, sure way
+            ast.fix_missing_locations(tree)
+            code = compile(tree, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         line = getattr(error, "lineno", None) or 1
         return CheckResult(

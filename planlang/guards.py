@@ -121,6 +121,18 @@ class Guards:
             raise TypeError(_READ_ONLY)
         raise TypeError(f"A plan cannot change items of a {type(obj).__name__} value.")
 
+    def setslice(self, container: Any, index: slice, value: Any) -> None:
+        """``xs[a:b] = ys``: the list may grow by ``len(ys)``; ``xs[len(xs):] = xs`` doubles."""
+        target = self.write(container)
+        if type(target) is list and type(index) is slice:
+            items = value if isinstance(value, list | tuple) else list(self.getiter(value))
+            start, stop, step = index.indices(len(target))
+            removed = len(range(start, stop, step))
+            self.meter.allow_size(len(target) - removed + len(items), "Assigning to a slice")
+            target[index] = items
+            return
+        target[index] = value
+
     def inplacevar(self, op: str, x: Any, y: Any) -> Any:
         """``x op= y``: numbers fast, sequences size-checked, host values refused."""
         if type(x) in _NUMBERS and type(y) in _NUMBERS and op in ("+=", "-="):
@@ -359,8 +371,17 @@ class Guards:
                     source = iter(it)
                     return chain(islice(source, n), self._counted(source))
                 return it
+            if kind is range or kind is tuple or kind is str:  # immutable: slice it in chunks
+                chunks = (it[i : i + _CHUNK] for i in range(0, n, _CHUNK))
+                return chain.from_iterable(map(self._charge_chunk, chunks))
             return self._chunked(iter(it))
         return self._counted(iter(it))
+
+    def _charge_chunk(self, chunk: Any) -> Any:
+        meter = self.meter
+        meter.steps += len(chunk)
+        meter.checkpoint()
+        return chunk
 
     def _counted(self, source: Iterator[Any]) -> Iterator[Any]:
         meter = self.meter

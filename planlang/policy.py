@@ -41,8 +41,12 @@ class RawProblem:
 
 
 def _call(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
-    node = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
-    return ast.copy_location(node, like)
+    # Nodes get their location when made: fixing the whole tree afterwards was half the check.
+    func = ast.copy_location(ast.Name(name, ast.Load()), like)
+    for arg in args:
+        if not hasattr(arg, "lineno"):
+            ast.copy_location(arg, like)
+    return ast.copy_location(ast.Call(func=func, args=args, keywords=[]), like)
 
 
 def _unpack_call(kind: str, elements: list[ast.expr], like: ast.AST) -> ast.Call:
@@ -154,7 +158,24 @@ class PlanPolicy(RestrictingNodeTransformer):
             return node
         return _call("_getattr_", [value, ast.Constant(node.attr)], node)  # type: ignore[list-item]
 
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.AST]:
+        target = node.targets[0]
+        if (
+            len(node.targets) == 1
+            and isinstance(target, ast.Subscript)
+            and isinstance(target.slice, ast.Slice)
+        ):  # xs[a:b] = ys -> _setslice_(xs, slice(a, b), ys): the list may grow
+            container = cast(ast.expr, self.visit(target.value))
+            index = cast(ast.expr, self.visit(target.slice))
+            value = cast(ast.expr, self.visit(node.value))
+            call = _call("_setslice_", [container, index, value], node)
+            return ast.copy_location(ast.Expr(call), node)
+        return cast(ast.AST, super().visit_Assign(node))
+
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.ctx, ast.Store) and isinstance(node.slice, ast.Slice):
+            self.problem(node, "PL112", "a slice may only be assigned on its own: xs[a:b] = ys")
+            return node
         if self._kind(node.value) in ("dict", "list"):
             return self.node_contents_visit(node)  # the plan's own container: no guard needed
         return cast(ast.AST, super().visit_Subscript(node))

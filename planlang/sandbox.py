@@ -10,6 +10,7 @@ else leaves ``run``: not ``SystemExit``, not a host word's internals.
 from __future__ import annotations
 
 import builtins
+import operator
 import reprlib
 import threading
 import time
@@ -32,6 +33,7 @@ _BASE_BUILTINS: dict[str, Any] = {
     if name not in ("range", "pow", "iter", "print", "round", "sum", "zip", "map")
 }
 _running = threading.local()
+_DEFAULT_LIMITS = Limits()
 
 
 def current_meter() -> Meter | None:
@@ -65,7 +67,7 @@ class Sandbox:
                 )
             if name in L.ALLOWED_BUILTINS:  # the checker trusts what builtins return
                 raise ValueError(f"Host name {name!r} would shadow the builtin of that name.")
-        self.limits = limits or Limits()
+        self.limits = limits or _DEFAULT_LIMITS
         self.printed: list[str] = []
         self._log = log
         # Host errors that mean "stop the run" rather than "the plan failed" (e.g. the
@@ -135,7 +137,7 @@ class Sandbox:
         namespace["__builtins__"] = plan_builtins
         namespace.update(
             _getattr_=guards.getattr,
-            _getitem_=_getitem,
+            _getitem_=operator.getitem,  # reading items of plain data is safe; see _write_
             _getiter_=guards.getiter,
             _write_=guards.write,
             _inplacevar_=guards.inplacevar,
@@ -152,6 +154,7 @@ class Sandbox:
             _mod_=guards.mod,
             _fmt_=guards.fmt,
             _fstr_=guards.fstr,
+            _setslice_=guards.setslice,
             _unpack_=guards.unpack,
         )
         for name, value in self.host.items():
@@ -167,11 +170,6 @@ class Sandbox:
                 self.printed.append(line)
 
         return plan_print
-
-
-def _getitem(obj: Any, key: Any) -> Any:
-    """``obj[key]``: every value a plan can hold is plain data or a proxy without items."""
-    return obj[key]
 
 
 def _range(meter: Meter, *args: Any) -> range:

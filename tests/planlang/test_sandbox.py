@@ -136,6 +136,7 @@ def test_a_limit_error_carries_the_plans_line_and_kind():
         ("x = 'a'.ljust(10**8)", "size"),
         ("x = f'{1:>{10**8}}'", "size"),
         ("s = 'ab'\nfor i in range(40):\n    s = s + s", "size"),
+        ("xs = [1]\nfor i in range(40):\n    xs[len(xs):] = xs", "size"),
     ],
 )
 def test_each_limit_ends_the_plan_with_its_kind(source, kind):
