@@ -37,7 +37,8 @@ SCHEMA = {
 PLAN = f"""
 S = {json.dumps(SCHEMA)}
 phase("scan")
-scans = parallel([lambda i=i: agent(f"scan part {{i}}", schema=S, model="scan") for i in range(800)])
+scans = parallel([lambda i=i: agent(f"scan part {{i}}", schema=S, model="scan")
+                  for i in range(800)])
 phase("check")
 checks = parallel([lambda i=i: agent(f"check part {{i}}", schema=S, model="skeptic")
                    for i in range(200)])

@@ -41,7 +41,10 @@ result = {"drafts": drafts, "verdict": verdict}
 """
 
 SETTINGS = Settings(
-    roles={"writer": {"model": "small", "price": 0.01}, "reviewer": {"model": "big", "price": 0.05}},
+    roles={
+        "writer": {"model": "small", "price": 0.01},
+        "reviewer": {"model": "big", "price": 0.05},
+    },
     max_agents=20,
 )
 

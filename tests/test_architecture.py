@@ -1,6 +1,6 @@
 """Dependencies point one way, and nothing imports bench (the hidden key stays out of reach).
 
-    lead -> kit -> runtime,  lead -> planlang -> runtime,  bench -> all
+lead -> kit -> runtime,  lead -> planlang -> runtime,  bench -> all
 """
 
 import ast

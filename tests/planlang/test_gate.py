@@ -12,7 +12,8 @@ from runtime import LLM, Budget, Ledger, Reply, Run, Settings
 
 PLAN = """
 phase("scan")
-answers = parallel([lambda i=i: agent(f"question {i}", schema={"type": "integer"}) for i in range(4)])
+answers = parallel([lambda i=i: agent(f"question {i}", schema={"type": "integer"})
+                    for i in range(4)])
 result = sum(a for a in answers if a is not None)
 """
 SETTINGS = Settings(max_agents=10, default_price=0.1)
