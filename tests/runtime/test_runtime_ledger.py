@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sqlite3
 import subprocess
 import sys
@@ -13,11 +14,12 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from runtime import Ledger, Reply, fingerprint
-from runtime.ledger import _Pending
+from runtime.ledger import _Pending, compress
 
 MESSAGES = [{"role": "user", "content": "What is 2 + 2?"}]
 
@@ -182,3 +184,19 @@ def test_threads_racing_on_one_key_store_it_once(tmp_path: Path) -> None:
     assert len(stored) == 12 and len(winners) == 1
     assert ledger.get("same") == Reply(text=f"from {winners[0]}")
     ledger.close()
+
+
+@pytest.mark.parametrize("size", [0, 1, 300, 4_000, 16_384, 16_385, 40_000])
+def test_rows_are_ordinary_zlib_streams_at_every_size(size: int) -> None:
+    noise = random.Random(size).randbytes(size // 2)
+    data = (noise + b"repeated text " * size)[:size]
+    assert zlib.decompress(compress(data)) == data
+
+
+def test_a_large_reply_round_trips_compressed(tmp_path: Path) -> None:
+    reply = Reply(text="all work and no play " * 2000, model="m")
+    with Ledger(tmp_path / "large.db") as ledger:
+        assert ledger.put("big", reply) is True
+        assert ledger.get("big") == reply
+        (blob,) = ledger._conn().execute("SELECT reply FROM answers").fetchone()
+    assert len(blob) < len(reply.text) // 20
