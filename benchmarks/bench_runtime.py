@@ -41,11 +41,12 @@ def front_door(calls: int, concurrency: int) -> dict[str, float]:
         ledger = Ledger(Path(tmp) / "bench.db")
         run = Run("overhead", llm=LLM(ledger, client=zero_latency, settings=SETTINGS),
                   concurrency=concurrency, max_agents=calls)  # fmt: skip
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         run.run_sync(lambda r: r.parallel([lambda i=i: r.agent(f"q {i}") for i in range(calls)]))
         through_run = time.perf_counter() - started
+        run_cpu = time.process_time() - cpu
         ledger.close()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(concurrency) as pool:
         futures = [
             pool.submit(zero_latency, "m", [{"role": "user", "content": f"q {i}"}])
@@ -54,8 +55,12 @@ def front_door(calls: int, concurrency: int) -> dict[str, float]:
         for future in futures:
             future.result()
     bare = time.perf_counter() - started
+    bare_cpu = time.process_time() - cpu
+    # CPU seconds of this process (all threads) per call: steadier than wall time when other
+    # programs load the machine, since it does not count time spent waiting for a core.
     return {"run_s": through_run, "bare_s": bare, "run_rate": calls / through_run,
-            "bare_rate": calls / bare, "ratio": through_run / bare}  # fmt: skip
+            "bare_rate": calls / bare, "ratio": through_run / bare,
+            "run_cpu_us": run_cpu / calls * 1e6, "bare_cpu_us": bare_cpu / calls * 1e6}  # fmt: skip
 
 
 def front_door_medians(calls: int, concurrency: int, repeat: int) -> dict[str, Any]:
@@ -63,7 +68,8 @@ def front_door_medians(calls: int, concurrency: int, repeat: int) -> dict[str, A
     runs = [front_door(calls, concurrency) for _ in range(repeat)]
     for number, fd in enumerate(runs, 1):
         line = f"  front door run {number}: {fd['run_rate']:,.0f} calls/s, "
-        line += f"bare {fd['bare_rate']:,.0f} calls/s, ratio {fd['ratio']:.2f}x"
+        line += f"bare {fd['bare_rate']:,.0f} calls/s, ratio {fd['ratio']:.2f}x; CPU per call "
+        line += f"{fd['run_cpu_us']:.0f} us vs bare {fd['bare_cpu_us']:.0f} us"
         print(line, file=sys.stderr)
     median = {name: statistics.median(fd[name] for fd in runs) for name in runs[0]}
     return {**median, "runs": runs}
@@ -136,6 +142,8 @@ def main() -> None:
         f"{fd['ratio']:.2f}x slower (runs: "
         + ", ".join(f"{r['ratio']:.2f}" for r in fd["runs"])
         + f") | within 3x | {'yes' if fd['ratio'] <= 3 else 'no'} |",
+        f"| front door CPU per call (process CPU time, all threads), median | "
+        f"{fd['run_cpu_us']:.0f} us vs bare pool {fd['bare_cpu_us']:.0f} us | (diagnostic) | - |",
         f"| parallel efficiency: 200 workers x 50 ms at concurrency 16 | {pe['wall_s']:.3f} s "
         f"vs ideal {pe['ideal_s']:.3f} s = {pe['ratio']:.3f} | within 10% (<= 1.10) | "
         f"{'yes' if pe['ratio'] <= 1.10 else 'no'} |",
