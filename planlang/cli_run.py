@@ -192,7 +192,11 @@ def _watch(run: Run, approved: Any, folder: Path, path: str, mode: str) -> int:
                     live.update(run.statusline())
             live.update(run.statusline())
     except KeyboardInterrupt:
+        # Ctrl-C may land outside run.wait (say, while the status line redraws): cancel here
+        # too, and let workers already talking finish, so nothing is left running.
         code = EXIT_INTERRUPTED
+        run.cancel("interrupted (Ctrl-C)")
+        _finish_quietly(run)
         console.print("Interrupted: the run was cancelled; run again to resume from the ledger.")
     except (PlanError, RunError, TamperedPlan) as error:
         code = EXIT_REFUSED
@@ -201,6 +205,18 @@ def _watch(run: Run, approved: Any, folder: Path, path: str, mode: str) -> int:
     _save(run, folder, path, mode, outcome)
     console.print(f"Run {folder.name}: {run.status}. Details: planlang show {folder.name}")
     return code
+
+
+def _finish_quietly(run: Run) -> None:
+    """Wait for a cancelled run to wind down; its error is already recorded on the run."""
+    while True:
+        try:
+            run.wait()
+            return
+        except KeyboardInterrupt:
+            continue  # a second Ctrl-C while winding down: keep winding down
+        except BaseException:  # noqa: BLE001 - the run's own outcome, already on run.error
+            return
 
 
 def _save(run: Run, folder: Path, path: str, mode: str, result: Any) -> None:
