@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
@@ -30,6 +30,10 @@ _NATIVE_ATTRIBUTES = {
     kind: frozenset(name for name, wrapper in ATTRIBUTES[t].items() if wrapper is None)
     for kind, t in (("dict", dict), ("list", list), ("set", set))
 }
+
+
+_POSITIONLESS = frozenset(t for t in L.ALLOWED_PARTS if "lineno" not in t._attributes)
+_DISPATCH: dict[tuple[type, type], Any] = {}  # (policy class, node class) -> visit method
 
 
 @dataclass(frozen=True)
@@ -111,12 +115,20 @@ class PlanPolicy(RestrictingNodeTransformer):
     # -- deny by default -----------------------------------------------------------------
 
     def visit(self, node: ast.AST) -> ast.AST | list[ast.AST] | None:
-        if hasattr(node, "lineno"):
-            self._where = node  # operators carry no position: report them at their expression
-        if type(node) not in _ALLOWED_NODES:
+        kind = type(node)
+        if kind not in _ALLOWED_NODES:
             self.not_allowed(node)
             return node
-        return super().visit(node)
+        if kind not in _POSITIONLESS:
+            self._where = node  # operators carry no position: report them at their expression
+        # NodeVisitor.visit builds "visit_" + name and a bound method for every node; the
+        # checker visits every node, so the method is looked up once per class instead.
+        policy = type(self)
+        method: Any = _DISPATCH.get((policy, kind))
+        if method is None:
+            method = getattr(policy, "visit_" + kind.__name__, policy.generic_visit)
+            _DISPATCH[policy, kind] = method
+        return method(self, node)
 
     def visit_Import(self, node: ast.Import) -> None:
         self.not_allowed(node)
