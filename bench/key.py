@@ -121,3 +121,30 @@ def load_key(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("bugs"), list):
         raise KeyFileError(f"The key {str(path)!r} has no list of bugs.")
     return data
+
+
+class SourceMismatch(ValueError):
+    """A key's bug does not fit the source it is applied to (another version of the file)."""
+
+
+def planted_source(bug: dict[str, Any], source: str) -> str:
+    """The text of ``source`` with ``bug``'s planted line in place of its original line.
+
+    ``bug`` is one entry of a key's ``bugs``; ``source`` is the unedited file it was planted in
+    (with its examples). The line at ``source_line`` must read exactly ``original``, so a key
+    replayed against another release of the library fails loudly instead of proving nothing.
+    """
+    lines = source.splitlines(keepends=True)
+    number = bug["source_line"]
+    if not 1 <= number <= len(lines):
+        raise SourceMismatch(
+            f"{bug['id']}: {bug['path']} has {len(lines)} lines, so it has no line {number}."
+        )
+    found = lines[number - 1].rstrip("\r\n")
+    if found != bug["original"]:
+        raise SourceMismatch(
+            f"{bug['id']}: line {number} of {bug['path']} reads {found!r}, "
+            f"not the key's original {bug['original']!r}."
+        )
+    lines[number - 1] = bug["planted"] + lines[number - 1][len(found) :]
+    return "".join(lines)
