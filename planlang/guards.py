@@ -9,31 +9,19 @@ allowed attributes is looked up once per access.
 from __future__ import annotations
 
 import operator
-import re
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain, islice
 from typing import Any
 
 from planlang import language as L
 from planlang.limits import Meter
+from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, SizeGuards
 from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Guards"]
 
-_SMALL_LOOP = 64  # loops up to this long are charged in one go and run at full speed
-_CHUNK = 256  # longer ones are charged (and the clock read) every this many items
-
-# Types whose length cannot change while a loop walks them (or Python raises if it does).
-_FIXED_SIZE = frozenset(
-    {
-        str, tuple, range, frozenset, dict, set, ReadOnlyDict, ReadOnlyList,
-        type({}.keys()), type({}.values()), type({}.items()),
-    }
-)  # fmt: skip
-_NUMBERS = frozenset({int, float, bool})
 _WRITABLE = frozenset({list, dict, set})
-_SPEC_NUMBERS = re.compile(r"(\d+)")
 
 
 def _attribute_table() -> dict[type, dict[str, str | None]]:
@@ -62,7 +50,7 @@ ATTRIBUTES = _attribute_table()
 _TYPE_OBJECTS: dict[type, frozenset[str]] = {dict: L.TYPE_ATTRIBUTES["dict"]}
 
 
-class Guards:
+class Guards(SizeGuards):
     """The guard functions of one run. Each attribute is what the rewritten code calls."""
 
     def __init__(self, meter: Meter, plan_globals: dict[str, Any]):
@@ -151,210 +139,6 @@ class Guards:
             return self.mod(x, y)
         return _INPLACE[op](x, y)
 
-    # -- operators that can allocate without a loop ----------------------------------------
-
-    def add(self, a: Any, b: Any) -> Any:
-        if type(a) in _NUMBERS:
-            return a + b
-        return self._concat(a, b, operator.add)
-
-    def _concat(self, a: Any, b: Any, op: Callable[[Any, Any], Any]) -> Any:
-        if type(a) in _NUMBERS:
-            return op(a, b)
-        try:
-            n = len(a) + len(b)
-        except TypeError:
-            return op(a, b)  # let Python say what is wrong with the operands
-        self.meter.allow_size(n, "Joining two sequences")
-        return op(a, b)
-
-    def mul(self, a: Any, b: Any, op: Callable[[Any, Any], Any] = operator.mul) -> Any:
-        ta, tb = type(a), type(b)
-        if ta is float or tb is float:
-            return op(a, b)
-        if ta in _NUMBERS and tb in _NUMBERS:
-            self.meter.allow_bits(a.bit_length() + b.bit_length(), "Multiplying")
-            return op(a, b)
-        if ta in _NUMBERS:
-            a, b = b, a
-            if op is operator.imul:
-                op = operator.mul
-        if type(b) in (int, bool):
-            try:
-                n = len(a) * b
-            except TypeError:
-                return op(a, b)
-            self.meter.allow_size(n, "Repeating a sequence")
-        return op(a, b)
-
-    def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
-        if mod is not None:
-            if type(b) in (int, bool) and type(mod) in (int, bool) and b > 0:
-                # One squaring and reduction per bit of the exponent, each quadratic in the
-                # modulus: bound that work, not just the size of the result.
-                work = b.bit_length() * mod.bit_length() ** 2
-                if work > self.meter.limits.int_bits << 17:
-                    self.meter.trip("size", f"pow() with a {b.bit_length():,}-bit exponent and a "
-                                    f"{mod.bit_length():,}-bit modulus is more work than "
-                                    "Limits.int_bits allows.")  # fmt: skip
-            return pow(a, b, mod)
-        if type(a) in (int, bool) and type(b) in (int, bool) and b > 0 and abs(a) > 1:
-            self.meter.allow_bits(a.bit_length() * b, "Raising to a power")
-        return a**b
-
-    def lshift(self, a: Any, b: Any) -> Any:
-        if type(a) in (int, bool) and type(b) in (int, bool) and b > 0 and a:
-            self.meter.allow_bits(a.bit_length() + b, "Shifting left")
-        return a << b
-
-    def mod(self, a: Any, b: Any) -> Any:
-        if type(a) is not str:
-            return a % b
-        self._check_printf(a, b)
-        return a % b
-
-    def _check_printf(self, template: str, args: Any) -> None:
-        """Bound the result of ``template % args`` before Python builds it: the template, the
-        widths and precisions (all of them together), and the longest string argument per
-        field. The template is parsed as CPython parses it, nested '(' in keys included."""
-        widths, stars, fields = _printf_fields(template)
-        values = args if type(args) is tuple else (args,)
-        if stars:
-            widths += sum(abs(v) for v in values if type(v) is int and abs(v) > 64)
-        items: Iterable[Any] = args.values() if isinstance(args, dict) else values
-        longest = max((len(v) for v in items if type(v) is str), default=0)
-        self.meter.allow_size(len(template) + widths + fields * longest, "A %-format")
-
-    def fstr(self, text: str) -> str:
-        """A whole f-string, once built: ``s = f"{s}{s}"`` in a loop would double each turn."""
-        if len(text) > self.meter.limits.size:
-            self.meter.allow_size(len(text), "An f-string")
-        return text
-
-    def fmt(self, value: Any, conversion: int, spec: str) -> str:
-        """One ``{value!c:spec}`` of an f-string, with widths and precisions size-checked."""
-        if conversion == 114:
-            value = repr(value)
-        elif conversion == 115:
-            value = str(value)
-        elif conversion == 97:
-            value = ascii(value)
-        if spec:
-            for number in _SPEC_NUMBERS.findall(spec):
-                if len(number) > 9 or int(number) > self.meter.limits.size:
-                    self.meter.allow_size(int(number), "An f-string width or precision")
-        return format(value, spec)
-
-    def round(self, number: Any, ndigits: Any = None) -> Any:
-        """``round(n, -k)`` on an int computes ``10 ** k``: bound it like ``**``."""
-        if type(ndigits) is int and ndigits < 0 and type(number) in (int, bool):
-            self.meter.allow_bits(-ndigits * 10 // 3, "Rounding to a power of ten")
-        return round(number, ndigits)
-
-    def sum(self, items: Iterable[Any], /, start: Any = 0) -> Any:
-        """``sum(lists, [])`` concatenates in C: check the total size first."""
-        if type(start) in _NUMBERS:
-            return sum(items, start)
-        parts = list(self.getiter(items))
-        try:
-            n = len(start) + sum(map(len, parts))
-        except TypeError:
-            return sum(parts, start)  # let Python say what is wrong
-        self.meter.allow_size(n, "sum()")
-        return sum(parts, start)
-
-    def zip(self, *iterables: Any, strict: bool = False) -> Any:
-        self._fan_out(iterables, "zip()")
-        return zip(*iterables, strict=strict)
-
-    def map(self, function: Any, *iterables: Any) -> Any:
-        self._fan_out(iterables, "map()")
-        return map(function, *iterables)
-
-    def _fan_out(self, iterables: tuple[Any, ...], what: str) -> None:
-        """zip(*[r] * k) makes len(r) tuples of k items in C: check len x k."""
-        if len(iterables) > 2:
-            lengths = [len(it) for it in iterables if type(it) in _FIXED_SIZE or type(it) is list]
-            if lengths:
-                self.meter.allow_size(min(lengths) * len(iterables), what)
-
-    def unpack(self, kind: str, *parts: Any) -> Any:
-        """A display or call with ``*`` (``[*a, *b]``, ``f(*a, *b)``): size-checked."""
-        sized = [p if type(p) in _FIXED_SIZE or type(p) is list else list(self.getiter(p))
-                 for p in parts]  # fmt: skip
-        n = sum(map(len, sized))
-        if n > _SMALL_LOOP:
-            self.meter.allow_size(n, "Unpacking with '*'")
-        if kind == "tuple":
-            return tuple(chain.from_iterable(sized))
-        if kind == "list":
-            return list(chain.from_iterable(sized))
-        return set(chain.from_iterable(sized))
-
-    # -- size-guarded methods ----------------------------------------------------------------
-
-    def _sized_join(self, sep: str) -> Callable[[Iterable[Any]], str]:
-        def join(given: Iterable[Any]) -> str:
-            items = given if isinstance(given, list | tuple) else list(self.getiter(given))
-            try:
-                n = sum(map(len, items)) + len(sep) * max(len(items) - 1, 0)
-            except TypeError:
-                return sep.join(items)
-            self.meter.allow_size(n, "str.join")
-            return sep.join(items)
-
-        return join
-
-    def _sized_replace(self, s: str) -> Callable[..., str]:
-        def replace(old: str, new: str, count: int = -1) -> str:
-            if type(old) is str and type(new) is str and len(new) > len(old):
-                hits = s.count(old) if old else len(s) + 1
-                if type(count) is int and count >= 0:
-                    hits = min(hits, count)
-                self.meter.allow_size(len(s) + hits * (len(new) - len(old)), "str.replace")
-            return s.replace(old, new, count)
-
-        return replace
-
-    def _sized_width(self, s: str, method: str) -> Callable[..., str]:
-        bound = getattr(s, method)
-
-        def padded(width: int, *rest: Any) -> str:
-            if type(width) is int:
-                self.meter.allow_size(width, f"str.{method}")
-            return bound(width, *rest)
-
-        return padded
-
-    def _sized_ljust(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "ljust")
-
-    def _sized_rjust(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "rjust")
-
-    def _sized_center(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "center")
-
-    def _sized_zfill(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "zfill")
-
-    def _sized_expandtabs(self, s: str) -> Callable[..., str]:
-        def expandtabs(tabsize: int = 8) -> str:
-            if type(tabsize) is int:
-                self.meter.allow_size(len(s) + s.count("\t") * max(tabsize, 0), "expandtabs")
-            return s.expandtabs(tabsize)
-
-        return expandtabs
-
-    def _sized_extend(self, xs: list[Any]) -> Callable[[Iterable[Any]], None]:
-        def extend(items: Iterable[Any]) -> None:
-            if not hasattr(items, "__len__"):
-                items = list(self.getiter(items))
-            self.meter.allow_size(len(xs) + len(items), "list.extend")  # type: ignore[arg-type]
-            xs.extend(items)
-
-        return extend
-
     # -- loops, calls and unpacking ----------------------------------------------------------
 
     def getiter(self, it: Any) -> Iterator[Any] | Any:
@@ -420,44 +204,6 @@ class Guards:
         meter.steps += 1
         if meter.steps >= meter.next_check:
             meter.checkpoint()
-
-
-def _printf_fields(template: str) -> tuple[int, int, int]:
-    """(sum of the numeric widths and precisions, number of '*', number of fields) of a
-    %-template, parsed like CPython's ``PyUnicode_Format`` does."""
-    widths = stars = fields = 0
-    end = len(template)
-    i = template.find("%")
-    while 0 <= i < end - 1:
-        i += 1
-        if template[i] == "(":  # a mapping key; CPython counts nested parentheses
-            depth = 1
-            i += 1
-            while i < end and depth:
-                depth += {"(": 1, ")": -1}.get(template[i], 0)
-                i += 1
-        while i < end and template[i] in "-+ #0":
-            i += 1
-        for _part in range(2):  # width, then precision after '.'
-            if i < end and template[i] == "*":
-                stars += 1
-                i += 1
-            else:
-                start = i
-                while i < end and "0" <= template[i] <= "9":
-                    i += 1
-                if i > start:
-                    widths += int(template[start:i]) if i - start < 19 else 1 << 62
-            if _part == 0 and i < end and template[i] == ".":
-                i += 1
-            else:
-                break
-        if i < end and template[i] in "hlL":
-            i += 1
-        if i < end and template[i] != "%":
-            fields += 1
-        i = template.find("%", i + 1)
-    return widths, stars, fields
 
 
 _END = object()
