@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from .budget import Budget
-from .errors import CacheMiss, ClientError, SpendRefused
+from .errors import CacheMiss, ClientError, RunCancelled, SpendRefused
 from .ledger import Ledger, fingerprint
 from .reply import Reply
 from .settings import Settings
@@ -54,6 +54,8 @@ class LLM:
         self.standin = standin
         self.stats: Counter[str] = Counter()  # hits, sent, standin, failed, refused
         self._lock = threading.Lock()
+        # Questions being paid for right now: a second ask waits for the first's answer.
+        self._inflight: dict[str, threading.Event] = {}
 
     def __repr__(self) -> str:
         return (
@@ -116,9 +118,42 @@ class LLM:
                 "to pay for it."
             )
 
+        if self.ledger is not None:
+            # The same question already on its way (same model, messages, params and sample):
+            # wait for that answer rather than pay for it twice. If that call fails, ask again.
+            with self._lock:
+                running = self._inflight.get(key)
+                if running is None:
+                    self._inflight[key] = threading.Event()
+            if running is not None:
+                while not running.wait(0.05):
+                    if stop is not None and stop():
+                        raise RunCancelled("The run was cancelled while a twin question ran.")
+                return self.chat(messages, role=role, model=model, sample=sample, stop=stop,
+                                 on_wait=on_wait, **params)  # fmt: skip
+        try:
+            return self._pay(key, model_name, messages, params, price, role, sample, stop, on_wait)
+        finally:
+            if self.ledger is not None:
+                with self._lock:
+                    self._inflight.pop(key).set()
+
+    def _pay(
+        self,
+        key: str,
+        model_name: str,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        price: float,
+        role: str | None,
+        sample: int,
+        stop: Callable[[], bool] | None,
+        on_wait: Callable[[], None] | None,
+    ) -> Reply:
+        """Budget admission, the client, then store and settle: the only place money goes."""
         reservation = self.budget.admit(price, stop=stop, on_wait=on_wait)
         try:
-            answer = self._call(self.client, model_name, messages, params)
+            answer = self._call(self.client, model_name, messages, params)  # type: ignore[arg-type]
         except BaseException:
             self.budget.release(reservation)
             self._count("failed")

@@ -118,3 +118,80 @@ def test_a_client_returning_something_else_is_an_error() -> None:
 def test_bad_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="'record'"):
         LLM(Ledger(":memory:"), mode="record")  # type: ignore[arg-type]
+
+
+def _twin_asks(client: Any, n: int = 4) -> tuple[list[Reply], LLM]:
+    import threading
+
+    llm = LLM(Ledger(":memory:"), client=client, budget=Budget(10.0))
+    messages = [{"role": "user", "content": "the same question"}]
+    replies: list[Reply] = []
+    lock = threading.Lock()
+
+    def ask() -> None:
+        reply = llm.chat(messages)
+        with lock:
+            replies.append(reply)
+
+    threads = [threading.Thread(target=ask) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return replies, llm
+
+
+def test_the_same_question_asked_at_once_is_paid_once() -> None:
+    import threading
+    import time
+
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def slow_client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        with lock:
+            calls.append(1)
+        time.sleep(0.2)
+        return Reply(text="42")
+
+    replies, llm = _twin_asks(slow_client)
+    assert len(calls) == 1
+    assert [r.text for r in replies] == ["42"] * 4
+    assert sum(not r.cached for r in replies) == 1
+    assert llm.budget.spent == pytest.approx(llm.settings.default_price)
+
+
+def test_when_the_first_ask_fails_a_twin_pays_for_itself() -> None:
+    import threading
+    import time
+
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def flaky_client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        with lock:
+            calls.append(1)
+            first = len(calls) == 1
+        time.sleep(0.1)
+        if first:
+            raise ClientError("the first try fails")
+        return Reply(text="ok")
+
+    llm = LLM(Ledger(":memory:"), client=flaky_client, budget=Budget(10.0))
+    messages = [{"role": "user", "content": "q"}]
+    results: list[str] = []
+
+    def ask() -> None:
+        try:
+            results.append(llm.chat(messages).text)
+        except ClientError:
+            results.append("failed")
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["failed", "ok"]
+    assert len(calls) == 2
+    assert llm.budget.spent == pytest.approx(llm.settings.default_price)  # the failure is free
