@@ -98,7 +98,16 @@ class Run:
         return 1 + self.settings.max_repair_turns + self.settings.max_check_retries
 
     def start(self, plan: Plan) -> None:
-        """Run ``plan(run)`` on a background thread; see ``wait`` and ``cancel``."""
+        """Run ``plan(run)`` on a background thread; see ``wait`` and ``cancel``.
+
+        A plan is a callable: trusted code an embedder wrote, or planlang's ``ApprovedPlan``.
+        Source text and code objects are refused, so model-written code runs only approved.
+        """
+        if not callable(plan):
+            raise TypeError(
+                f"A run takes a callable plan (trusted code, or an approved plan), not a "
+                f"{type(plan).__name__}; model-written source must pass planlang's gate first."
+            )
         with self._lock:
             if self._status != "created":
                 raise ValueError(f"The run {self.title!r} was already started ({self._status}).")

@@ -136,8 +136,10 @@ def test_a_source_changed_in_the_store_is_refused(gate):
 
 def test_the_runtime_does_not_run_source_or_code(gate):
     for not_a_plan in (PLAN, planlang.check(PLAN).code):
-        with pytest.raises(TypeError):
-            new_run().run_sync(not_a_plan)
+        run = new_run()
+        with pytest.raises(TypeError, match="must pass planlang's gate"):
+            run.run_sync(not_a_plan)
+        assert run.status == "created"  # refused before anything started
 
 
 def test_an_approval_is_found_again_only_for_the_exact_source(gate):
