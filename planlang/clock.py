@@ -21,14 +21,23 @@ class VirtualClock:
     def __init__(self, latency: float, concurrency: int):
         self.latency = latency
         self.concurrency = concurrency
-        self._local = threading.local()
+        self._by_thread: dict[int, float] = {}  # thread id -> its virtual time
 
     @property
     def elapsed(self) -> float:
-        return getattr(self._local, "elapsed", 0.0)
+        """This thread's virtual time."""
+        return self._by_thread.get(threading.get_ident(), 0.0)
+
+    def _set(self, seconds: float) -> None:
+        self._by_thread[threading.get_ident()] = seconds
 
     def _add(self, seconds: float) -> None:
-        self._local.elapsed = self.elapsed + seconds
+        self._set(self.elapsed + seconds)
+
+    def total(self) -> float:
+        """The plan's virtual time: the longest clock. Workers give theirs back after each
+        thunk, so what is left is the clock of the thread that ran the plan's own code."""
+        return max(self._by_thread.values(), default=0.0)
 
     def tick(self) -> None:
         """One model call on this thread."""
@@ -37,12 +46,12 @@ class VirtualClock:
     def _timed(self, thunk: Callable[[], Any], durations: list[float], i: int) -> Callable[[], Any]:
         def timed() -> Any:
             saved = self.elapsed
-            self._local.elapsed = 0.0
+            self._set(0.0)
             try:
                 return thunk()
             finally:
                 durations[i] = self.elapsed
-                self._local.elapsed = saved
+                self._set(saved)
 
         return timed
 

@@ -23,6 +23,7 @@ from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.guards import Guards
 from planlang.limits import Limits, Meter
+from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
 from planlang.values import SCALARS, freeze, thaw
 
 __all__ = ["Sandbox", "current_meter"]
@@ -83,20 +84,22 @@ class Sandbox:
         meter = Meter(self.limits)
         self.last_meter = meter
         namespace = self._namespace(meter, checked.filename)
-        previous = getattr(_running, "meter", None)
-        _running.meter = meter
+        code = cast(types.CodeType, checked.code)
         try:
-            exec(cast(types.CodeType, checked.code), namespace)  # noqa: S102 - checked, rewritten, guarded code
-            if meter.tripped is not None:
-                raise meter.tripped
-            result = namespace.get("result")
-            return thaw(result, namespace, "The plan's result")
+            if needs_deep_stack(code):  # see planlang.stack: deep tuples must not crash us
+                return run_on_deep_stack(
+                    lambda: _execute(code, meter, namespace),
+                    stack_for(self.limits.steps),
+                    on_interrupt=lambda: meter.close(
+                        PlanLimitError("interrupted", "The plan was interrupted.")
+                    ),
+                )
+            return _execute(code, meter, namespace)
         except self.passthrough:
             raise
         except BaseException as error:  # noqa: BLE001 - nothing a plan does may escape as-is
             raise _as_plan_error(error, meter, checked.filename) from error
         finally:
-            _running.meter = previous
             # Plan functions the host still holds (say, in a worker) must not outlive the run.
             meter.close(PlanLimitError("finished", "The plan has already finished."))
 
@@ -170,6 +173,19 @@ class Sandbox:
                 self.printed.append(line)
 
         return plan_print
+
+
+def _execute(code: types.CodeType, meter: Meter, namespace: dict[str, Any]) -> Any:
+    """Run the plan's module code on this thread; its ``result`` comes back as plain data."""
+    previous = getattr(_running, "meter", None)
+    _running.meter = meter
+    try:
+        exec(code, namespace)  # noqa: S102 - checked, rewritten, guarded code
+        if meter.tripped is not None:
+            raise meter.tripped
+        return thaw(namespace.get("result"), namespace, "The plan's result")
+    finally:
+        _running.meter = previous
 
 
 def _range(meter: Meter, *args: Any) -> range:

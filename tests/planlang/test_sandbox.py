@@ -263,3 +263,45 @@ def test_host_words_never_receive_underscore_keywords():
     with pytest.raises(PlanRuntimeError, match="starts with '_'"):
         Sandbox(host={"word": lambda **kw: seen.append(kw)}).run("word(**{'_x': 1})")
     assert seen == []
+
+
+def test_a_deeply_nested_tuple_hashed_does_not_crash_the_host():
+    """CPython hashes tuples by C recursion; the plan runs on a stack that fits its step limit.
+    Run in a child process, so a regression shows as a failed test, not a dead test run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import planlang\n"
+        "src = 't = ()\\nfor i in range(400000):\\n    t = (t,)\\nd = {t: 1}\\nresult = len(d)'\n"
+        "print(planlang.Sandbox().run(src))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == "1"
+
+
+def test_straight_line_plans_run_inline_and_looping_ones_on_a_deep_stack():
+    from planlang.stack import needs_deep_stack, stack_for
+
+    assert not needs_deep_stack(planlang.check("x = 1\ny = x + 1\n").code)
+    assert needs_deep_stack(planlang.check("for i in range(3):\n    pass\n").code)
+    assert needs_deep_stack(planlang.check("f = lambda: 1\n").code)
+    assert needs_deep_stack(planlang.check("xs = [i for i in range(3)]\n").code)
+    assert stack_for(5_000_000) >= 5_000_000 * 64  # about 64 bytes of C stack per level
+
+
+def test_ctrl_c_while_a_deep_stack_plan_runs_ends_it_as_interrupted():
+    import os
+    import signal
+    import threading as th
+
+    timer = th.Timer(0.3, os.kill, args=(os.getpid(), signal.SIGINT))  # a real Ctrl-C
+    timer.start()
+    try:
+        with pytest.raises(PlanLimitError) as caught:
+            Sandbox(limits=Limits(seconds=30, steps=10**9)).run("while True:\n    pass\n")
+    finally:
+        timer.cancel()
+    assert caught.value.kind == "interrupted"
