@@ -18,10 +18,12 @@ from rich.live import Live
 
 from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
 from planlang.errors import PlanError, PlanRefused
+from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate, TamperedPlan
 from planlang.price import price
 from planlang.project import Project, ProjectError, load_project
 from planlang.report import print_price, print_run
+from planlang.stack import deep_settings
 from runtime import LLM, Budget, Ledger, Run, RunError, http_client
 
 EXIT_INTERRUPTED = 130
@@ -168,7 +170,8 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     ledger = Ledger(project.state_dir / "answers.db")
     llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
               mode="replay" if replay else "collect", settings=settings)  # fmt: skip
-    run = Run(path, llm=llm, settings=settings, events_path=folder / "events.jsonl")
+    run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
+              events_path=folder / "events.jsonl")  # fmt: skip
     code = _watch(run, approved, folder, path, "replay" if replay else "collect")
     ledger.close()
     if client is not None:

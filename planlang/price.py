@@ -21,6 +21,7 @@ from planlang.clock import VirtualClock
 from planlang.errors import PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.limits import Limits
 from planlang.sandbox import Sandbox
+from planlang.stack import deep_settings
 from planlang.standin import StandIn
 from runtime import LLM, Budget, Run, RunError, Settings
 
@@ -112,7 +113,8 @@ def rehearse(
     clock = VirtualClock(latency, settings.concurrency)
     llm = LLM(ledger=None, client=None, budget=Budget(None),
               standin=StandIn(seed, on_call=clock.tick), settings=settings)  # fmt: skip
-    run = Run(f"rehearsal seed {seed}", llm=llm, settings=settings)
+    steps = (limits or Limits()).steps
+    run = Run(f"rehearsal seed {seed}", llm=llm, settings=deep_settings(settings, steps))
     words, origins = run_words(run, checked.filename)
     fan_out, streamed = words["parallel"], words["stream"]
     words["parallel"] = lambda thunks: clock.parallel(fan_out, thunks, run.in_worker())

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["needs_deep_stack", "run_on_deep_stack", "stack_for"]
+__all__ = ["deep_settings", "needs_deep_stack", "run_on_deep_stack", "stack_for"]
 
 T = TypeVar("T")
 
@@ -38,6 +38,14 @@ def stack_for(steps: int) -> int:
     """The stack a plan with this step limit needs, in bytes (whole MiB)."""
     size = min(max(steps * BYTES_PER_STEP, MIN_STACK), MAX_STACK)
     return -(-size // 2**20) * 2**20
+
+
+def deep_settings(settings: Any, steps: int) -> Any:
+    """``settings`` (a ``runtime.Settings``) whose run threads get a stack that fits ``steps``,
+    unless the embedder chose a size already: plan thunks run on the run's worker threads."""
+    if getattr(settings, "thread_stack_mb", None) is not None:
+        return settings
+    return settings.model_copy(update={"thread_stack_mb": stack_for(steps) // 2**20})
 
 
 def needs_deep_stack(code: types.CodeType) -> bool:

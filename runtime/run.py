@@ -14,9 +14,10 @@ order, so nesting can never deadlock the pool.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,23 @@ from .threads import WorkerRecord
 from .worker import Check, build_messages, converse, response_params
 
 Thunk = Callable[[], Any]
+_STACK_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _stack(mib: int | None) -> Iterator[None]:
+    """Threads started inside get a ``mib`` MiB stack (threading.stack_size is process-wide)."""
+    if mib is None:
+        yield
+        return
+    with _STACK_LOCK:
+        previous = threading.stack_size(mib * 2**20)
+        try:
+            yield
+        finally:
+            threading.stack_size(previous)
+
+
 Plan = Callable[["Run"], Any]
 
 
@@ -116,7 +134,8 @@ class Run:
                              max_agents=self.max_agents, mode=self.llm.mode)  # fmt: skip
         self._thread = threading.Thread(target=self._main, args=(plan,), name=f"run:{self.title}")
         self._thread.daemon = True
-        self._thread.start()
+        with _stack(self.settings.thread_stack_mb):
+            self._thread.start()
 
     def _main(self, plan: Plan) -> None:
         try:
@@ -342,7 +361,8 @@ class Run:
         """Schedule one thunk on the pool (used by ``parallel`` and ``stream``)."""
         self._check_open()
         try:
-            return self._pool.submit(self._guarded, index, thunk)
+            with _stack(self.settings.thread_stack_mb):  # the pool starts its threads on submit
+                return self._pool.submit(self._guarded, index, thunk)
         except RuntimeError:  # cancel() shut the pool down between the check and the submit
             if self._cancelled.is_set():
                 raise self._cancelled_error() from None

@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     max_agents: int = Field(default=1000, ge=1)
     max_repair_turns: int = Field(default=1, ge=0, le=10)
     max_check_retries: int = Field(default=2, ge=0, le=10)
+    # C stack of the run's threads, in MiB (None: the platform's). Plan code that C code walks
+    # recursively (CPython hashes nested tuples that way) needs room: planlang sets this.
+    thread_stack_mb: int | None = Field(default=None, ge=1, le=4096)
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
 
     @field_validator("base_url")

@@ -213,3 +213,20 @@ def test_stand_in_answers_are_valid_for_generated_schemas():
         assert Draft202012Validator(schema).is_valid(value_for(schema, random.Random(seed)))
 
     prop()
+
+
+def test_a_deep_tuple_hashed_in_a_parallel_thunk_does_not_crash_a_rehearsal():
+    """The run's worker threads get a stack that fits the step limit (planlang.stack)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from planlang.price import price\n"
+        "src = ('def deep():\\n    t = ()\\n    for i in range(400000):\\n        t = (t,)\\n'\n"
+        "       '    return len({t: 1})\\nresult = parallel([deep])')\n"
+        "print(price(src, seeds=1).ok)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == "True"
