@@ -12,6 +12,7 @@ that deep, so a one-line plan pays nothing for this.
 from __future__ import annotations
 
 import dis
+import queue
 import threading
 import types
 import weakref
@@ -61,36 +62,68 @@ def needs_deep_stack(code: types.CodeType) -> bool:
     return decided
 
 
+class _DeepThread:
+    """A daemon thread with a deep stack that runs one job at a time, kept for reuse: starting
+    a thread costs far more than handing it work, and plans are run again and again."""
+
+    def __init__(self, stack: int):
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        with _LOCK:
+            previous = threading.stack_size(stack)
+            try:
+                thread = threading.Thread(target=self._serve, name="planlang-plan", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(previous)
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
+
+
+_idle: dict[int, list[_DeepThread]] = {}  # stack size -> threads waiting for work
+_MAX_IDLE = 4
+
+
 def run_on_deep_stack(work: Callable[[], T], stack: int, on_interrupt: Callable[[], Any]) -> T:
-    """Call ``work()`` on a new thread with a ``stack``-byte stack; return or raise its outcome.
+    """Call ``work()`` on a thread with a ``stack``-byte stack; return or raise its outcome.
 
     Ctrl-C while waiting calls ``on_interrupt`` (which must make ``work`` stop soon), waits
-    for the thread, and raises ``KeyboardInterrupt``.
+    for the work to end, and raises ``KeyboardInterrupt``.
     """
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = work()
-        except BaseException as error:  # noqa: BLE001 - handed back to the caller's thread
-            outcome["error"] = error
-
     with _LOCK:
-        previous = threading.stack_size(stack)
+        pool = _idle.setdefault(stack, [])
+        worker = pool.pop() if pool else None
+    if worker is None:
+        worker = _DeepThread(stack)
+    done: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+
+    def job() -> None:
         try:
-            thread = threading.Thread(target=target, name="planlang-plan", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(previous)
+            done.put((True, work()))
+        except BaseException as error:  # noqa: BLE001 - handed back to the caller's thread
+            done.put((False, error))
+
+    worker.jobs.put(job)
     interrupted = False
-    while thread.is_alive():
+    while True:
         try:
-            thread.join()
+            ok, value = done.get()
+            break
         except KeyboardInterrupt:
             interrupted = True
             on_interrupt()
+    with _LOCK:
+        if len(_idle[stack]) < _MAX_IDLE:
+            _idle[stack].append(worker)
+        else:
+            worker.jobs.put(_stop)
     if interrupted:
         raise KeyboardInterrupt
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    if not ok:
+        raise value
+    return value
+
+
+def _stop() -> None:
+    raise SystemExit  # ends a surplus worker thread quietly
