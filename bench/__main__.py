@@ -175,8 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["eval"]:  # the evaluation has its own parser (bench/eval.py)
-        from bench.eval import main as run_eval
+    if argv[:1] == ["eval"]:  # the evaluation has its own parser (bench/eval_cli.py)
+        from bench.eval_cli import main as run_eval
 
         return run_eval(argv[1:])
     try:

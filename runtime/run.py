@@ -14,10 +14,9 @@ order, so nesting can never deadlock the pool.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,26 +26,13 @@ from .events import Accounting, EventLog
 from .llm import LLM
 from .reply import Reply
 from .settings import Settings
+from .stacks import thread_stack
+from .status import statusline
 from .stream import Stream
 from .threads import WorkerRecord
 from .worker import Check, build_messages, converse, response_params
 
 Thunk = Callable[[], Any]
-_STACK_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _stack(mib: int | None) -> Iterator[None]:
-    """Threads started inside get a ``mib`` MiB stack (threading.stack_size is process-wide)."""
-    if mib is None:
-        yield
-        return
-    with _STACK_LOCK:
-        previous = threading.stack_size(mib * 2**20)
-        try:
-            yield
-        finally:
-            threading.stack_size(previous)
 
 
 Plan = Callable[["Run"], Any]
@@ -134,7 +120,7 @@ class Run:
                              max_agents=self.max_agents, mode=self.llm.mode)  # fmt: skip
         self._thread = threading.Thread(target=self._main, args=(plan,), name=f"run:{self.title}")
         self._thread.daemon = True
-        with _stack(self.settings.thread_stack_mb):
+        with thread_stack(self.settings.thread_stack_mb):
             self._thread.start()
 
     def _main(self, plan: Plan) -> None:
@@ -361,7 +347,9 @@ class Run:
         """Schedule one thunk on the pool (used by ``parallel`` and ``stream``)."""
         self._check_open()
         try:
-            with _stack(self.settings.thread_stack_mb):  # the pool starts its threads on submit
+            with thread_stack(
+                self.settings.thread_stack_mb
+            ):  # the pool starts its threads on submit
                 return self._pool.submit(self._guarded, index, thunk)
         except RuntimeError:  # cancel() shut the pool down between the check and the submit
             if self._cancelled.is_set():
@@ -403,20 +391,9 @@ class Run:
             return dict(self._counts)
 
     def statusline(self) -> str:
-        counts = self.counts()
-        spent, _, cap = self.llm.budget.snapshot()
-        money = f"credits {spent:.4g}" + ("" if cap is None else f"/{cap:.4g}")
-        line = (
-            f"{self.title} · {self._status} · phase {self.phase_name} · workers "
-            f"{counts['running']} running, {counts['done']} done, {counts['failed']} failed"
-        )
-        if counts["refused"]:
-            line += f", {counts['refused']} refused"
-        line += f" · {money}"
-        waiting = self.llm.budget.paused
-        if waiting:
-            line += f" · PAUSED at the budget ({waiting} waiting; raise the cap to go on)"
-        return line
+        """One line for a live display: phase, workers, credits, and whether it is paused."""
+        return statusline(self.title, self._status, self.phase_name, self.counts(),
+                          self.llm.budget)  # fmt: skip
 
     def threads_json(self) -> list[dict[str, Any]]:
         with self._lock:

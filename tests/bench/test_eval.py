@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.eval import DesignRun, main, verdicts
+from bench.eval import DesignRun, verdicts
+from bench.eval_cli import main
 
 ALGOS = Path(__file__).resolve().parents[2] / "data" / "algos"
 IDS = ["1", "2", "3", "4", "5", "4-noskep", "4-round2", "4-verify"]
