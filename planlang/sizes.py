@@ -17,6 +17,7 @@ from typing import Any
 
 from planlang.limits import Meter
 from planlang.values import ReadOnlyDict, ReadOnlyList
+from planlang.walks import TEXT_SCALARS, WalkGuards, text_size
 
 __all__ = ["SizeGuards"]
 
@@ -34,8 +35,8 @@ _NUMBERS = frozenset({int, float, bool})
 _SPEC_NUMBERS = re.compile(r"(\d+)")
 
 
-class SizeGuards:
-    """The size-checking half of the guards."""
+class SizeGuards(WalkGuards):
+    """The size-checking half of the guards (with the walks of ``planlang.walks``)."""
 
     meter: Meter
 
@@ -102,7 +103,10 @@ class SizeGuards:
         if type(a) is not str:
             return a % b
         self._check_printf(a, b)
-        return a % b
+        text = a % b
+        if len(text) > self.meter.limits.size:  # escapes of %r are not priced ahead
+            self.meter.allow_size(len(text), "A %-format")
+        return text
 
     def _check_printf(self, template: str, args: Any) -> None:
         """Bound the result of ``template % args`` before Python builds it: the template, the
@@ -112,9 +116,15 @@ class SizeGuards:
         values = args if type(args) is tuple else (args,)
         if stars:
             widths += sum(abs(v) for v in values if type(v) is int and abs(v) > 64)
-        items: Iterable[Any] = args.values() if isinstance(args, dict) else values
-        longest = max((len(v) for v in items if type(v) is str), default=0)
+        items: Iterable[Any] = chain(args.values(), values) if isinstance(args, dict) else values
+        longest = max(map(self._text_cost, items), default=0)
         self.meter.allow_size(len(template) + widths + fields * longest, "A %-format")
+
+    def _text_cost(self, value: Any) -> int:
+        """Characters ``%s``/``%r`` may make of one value: containers are priced by a walk."""
+        if type(value) is str:
+            return len(value)
+        return text_size(value, self.meter.limits.size)
 
     def fstr(self, text: str) -> str:
         """A whole f-string, once built: ``s = f"{s}{s}"`` in a loop would double each turn."""
@@ -124,6 +134,8 @@ class SizeGuards:
 
     def fmt(self, value: Any, conversion: int, spec: str) -> str:
         """One ``{value!c:spec}`` of an f-string, with widths and precisions size-checked."""
+        if type(value) not in TEXT_SCALARS:
+            self.text(value, "An f-string field")
         if conversion == 114:
             value = repr(value)
         elif conversion == 115:
@@ -145,7 +157,7 @@ class SizeGuards:
     def sum(self, items: Iterable[Any], /, start: Any = 0) -> Any:
         """``sum(lists, [])`` concatenates in C: check the total size first."""
         if type(start) in _NUMBERS:
-            return sum(items, start)
+            return sum(self._input(items), start)
         parts = list(self.getiter(items))
         try:
             n = len(start) + sum(map(len, parts))
@@ -160,7 +172,7 @@ class SizeGuards:
 
     def map(self, function: Any, *iterables: Any) -> Any:
         self._fan_out(iterables, "map()")
-        return map(function, *iterables)
+        return map(self.metered(function), *iterables)
 
     def _fan_out(self, iterables: tuple[Any, ...], what: str) -> None:
         """zip(*[r] * k) makes len(r) tuples of k items in C: check len x k."""

@@ -1,0 +1,326 @@
+"""Bounded walks: the work a C call would do on shared structure, estimated before it runs.
+
+Aliasing builds data whose walk is far larger than anything allocated: ``x = [x, x]`` sixty
+times is sixty small lists but a 2**60-node tree, and ``[big] * n`` is ``n`` references to one
+``big``. ``repr`` and its relatives walk such data as a tree in one C call that no step count
+or clock check can interrupt. ``text_size`` estimates the length of that text first, in Python,
+and stops as soon as the estimate passes a budget, so the estimate itself costs O(budget) at
+most however large the text would be. A part seen again is priced from a memo (its text is the
+same every time it occurs, as long as no cycle was cut inside it), so ``[[a] * 1000] * 1000``
+costs three short loops, not a million.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Callable, Iterator
+from itertools import chain
+from typing import Any
+
+from planlang.limits import Meter
+from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+
+__all__ = ["TEXT_SCALARS", "WalkGuards", "sort_work", "text_size"]
+
+# Types whose text is bounded by what they are: str by its length (already allocated), int by
+# sys.int_max_str_digits, the rest by a constant. Guards pass them on a type check alone.
+TEXT_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+_FIXED_COST: dict[type, int] = {bool: 5, type(None): 4}  # longest repr of each
+_CUT = 5  # "[...]": repr prints this for a container already on the current path
+_OTHER = 100  # functions, iterators, ranges, types: "<map object at 0x7f...>" and the like
+_FLAT_FROM = 16  # sequences at least this long are tried on the C-speed flat path first
+_SEQUENCES = frozenset({list, tuple, ReadOnlyList})
+_MAPPINGS = frozenset({dict, ReadOnlyDict})
+_SETS = frozenset({set, frozenset})
+_KEYS: type = type({}.keys())
+_VALUES: type = type({}.values())
+_ITEMS: type = type({}.items())
+
+
+def _int_cost(n: int) -> int:
+    """Digits of ``n`` (an upper bound: log10(2) < 1234/4096) and its sign."""
+    return (n.bit_length() * 1234 >> 12) + 1 + (n < 0)
+
+
+def _leaf_cost(value: Any) -> int:
+    """Text length of a value that is not walked; -1 for the ones that are."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 2
+    if kind is int:
+        return _int_cost(value)
+    if kind is float:
+        return len(repr(value))  # at most 24 characters
+    if kind in _FIXED_COST:
+        return _FIXED_COST[kind]
+    if kind is HostProxy:
+        return len(repr(value))  # "<host object label>": the label is the host's
+    if _open(value) is None:
+        return _OTHER
+    return -1
+
+
+def _open(value: Any) -> tuple[int, Iterator[Any]] | None:
+    """(characters of the container's own punctuation, its parts), or None for a leaf."""
+    kind = type(value)
+    if kind in _SEQUENCES or isinstance(value, list | tuple):
+        # "[a, b]": brackets and n - 1 separators; "(a,)" has one character more
+        return max(2, 2 * len(value)) + (kind is tuple), iter(value)
+    if kind in _MAPPINGS or isinstance(value, dict):
+        return max(2, 4 * len(value)), chain.from_iterable(value.items())
+    if kind in _SETS or isinstance(value, set | frozenset):
+        return 11 + 2 * len(value), iter(value)
+    if kind is _KEYS or kind is _VALUES:
+        return 13 + 2 * len(value), iter(value)
+    if kind is _ITEMS:  # each item is a fresh (key, value) tuple: priced here, not opened
+        return 13 + 6 * len(value), chain.from_iterable(value)
+    if isinstance(value, BaseException):
+        return len(type(value).__name__) + 3 + 2 * len(value.args), iter(value.args)
+    if kind is slice:
+        return 13, iter((value.start, value.stop, value.step))
+    return None
+
+
+def _flat_cost(items: Any) -> int:
+    """Text length of a long list or tuple of scalars of one type, priced by C loops; -1 if it
+    holds anything else (mixed scalars are priced one by one by the walk)."""
+    kinds = set(map(type, items))
+    if len(kinds) != 1:
+        return -1
+    kind = kinds.pop()
+    n = len(items)
+    punctuation = 2 * n + (type(items) is tuple)
+    if kind is int:
+        signs = n if min(items) < 0 else 0
+        return (sum(map(int.bit_length, items)) * 1234 >> 12) + n + signs + punctuation
+    if kind is str:
+        return sum(map(len, items)) + 2 * n + punctuation
+    if kind is float:
+        return sum(map(len, map(repr, items))) + punctuation
+    if kind in _FIXED_COST:
+        return _FIXED_COST[kind] * n + punctuation
+    return -1
+
+
+def text_size(value: Any, budget: int) -> int:
+    """Estimated ``len(repr(value))``, counting a shared part every time it occurs, as repr
+    does. Returns early, with some number above ``budget``, once the text is known to pass it.
+
+    Exact in structure; an upper bound for numbers; strings count as their length plus quotes
+    (escapes, at most 10 characters for one, are not counted: callers check the text made).
+    """
+    cost = _leaf_cost(value)
+    if cost >= 0:
+        return cost
+    memo: dict[int, int] = {}  # id -> text length of a part whose walk cut no cycle above it
+    path: dict[int, int] = {}  # id -> depth, for the containers on the current path
+    alive: list[Any] = []  # keeps every opened part alive, so no id is reused during the walk
+    # frames: [id, parts, total when opened, shallowest depth a cut inside it went back to]
+    opened = _open(value)
+    assert opened is not None
+    total = opened[0]
+    frames: list[list[Any]] = [[id(value), opened[1], 0, 0]]
+    path[id(value)] = 0
+    while frames:
+        frame = frames[-1]
+        for item in frame[1]:
+            kind = type(item)
+            if kind is str:
+                total += len(item) + 2
+            elif kind is int:
+                total += _int_cost(item)
+            elif kind is float:
+                total += len(repr(item))
+            elif kind in _FIXED_COST:
+                total += _FIXED_COST[kind]
+            else:
+                key = id(item)
+                known = memo.get(key)
+                if known is not None:
+                    total += known
+                    if total > budget:
+                        return total
+                    continue
+                depth = path.get(key)
+                if depth is not None:  # a cycle: repr prints "[...]" and goes no further
+                    total += _CUT
+                    frame[3] = min(frame[3], depth)
+                    continue
+                part = _open(item)
+                if part is None:
+                    total += len(repr(item)) if kind is HostProxy else _OTHER
+                    continue
+                if kind in _SEQUENCES and len(item) >= _FLAT_FROM:
+                    flat = _flat_cost(item)
+                    if flat >= 0:
+                        memo[key] = flat
+                        alive.append(item)
+                        total += flat
+                        if total > budget:
+                            return total
+                        continue
+                path[key] = len(frames)
+                alive.append(item)
+                frames.append([key, part[1], total, len(frames)])
+                total += part[0]
+                if total > budget:
+                    return total
+                break
+        else:
+            key, _parts, start, cut = frames.pop()
+            del path[key]
+            if cut >= len(frames):  # no cut went above this part: its text is always the same
+                memo[key] = total - start
+            else:
+                frames[-1][3] = min(frames[-1][3], cut)
+            if total > budget:
+                return total
+    return total
+
+
+def sort_work(n: int) -> int:
+    """Comparisons a sort of ``n`` items may make (timsort: n log2 n at most)."""
+    return n * max(1, math.ceil(math.log2(n))) if n > 1 else n
+
+
+class WalkGuards:
+    """The guards that price C walks before they run. A mixin of ``planlang.sizes.SizeGuards``
+    (``Guards`` supplies ``meter`` and ``getiter``).
+
+    Two rules. Text of a container (``repr``, ``print``, f-string fields, ``%``) is priced by
+    ``text_size`` against ``Limits.size`` first. A C loop over plan data is charged a step per
+    ``_C_ITEMS`` items it will touch, so checkpoints (the clock, memory) come as often as its
+    work, and a C callable that C calls item by item (``map``, ``filter``, ``key=``) is charged
+    on every call, with the size of what it is handed.
+    """
+
+    meter: Meter
+
+    def getiter(self, it: Any) -> Iterator[Any] | Any:  # provided by Guards
+        raise NotImplementedError
+
+    # -- text ------------------------------------------------------------------------------
+
+    def text(self, value: Any, what: str = "The text") -> Any:
+        """``value`` itself, once its text is known to fit ``Limits.size``: what an f-string
+        field, ``str(x)`` or ``%s`` is about to turn into text goes through here."""
+        if type(value) in TEXT_SCALARS:
+            return value
+        size = self.meter.limits.size
+        cost = text_size(value, size)
+        if cost > size:
+            self.meter.allow_size(cost, f"{what} of a {type(value).__name__}")
+        elif cost > 1024:
+            self.meter.charge(cost >> 10)
+        return value
+
+    def repr(self, value: Any) -> str:
+        if type(value) in TEXT_SCALARS:
+            return repr(value)
+        text = repr(self.text(value, "repr()"))
+        self._made_text(text, "repr()")
+        return text
+
+    def str_of(self, value: Any = "") -> str:
+        """``str`` for ``map``/``key=``: the plan's ``str`` is the type, for ``isinstance``."""
+        if type(value) in TEXT_SCALARS:
+            return str(value)
+        text = str(self.text(value, "str()"))
+        self._made_text(text, "str()")
+        return text
+
+    def _made_text(self, text: str, what: str) -> None:
+        # escapes in strings are not priced ahead (at most 10 characters for one)
+        if len(text) > self.meter.limits.size:
+            self.meter.allow_size(len(text), what)
+
+    def printing(self, plan_print: Callable[..., None]) -> Callable[..., None]:
+        """``print`` whose arguments (and ``sep``) are priced as text before any is made."""
+        text = self.text
+
+        def checked_print(*args: Any, **kwargs: Any) -> None:
+            for arg in (*args, *kwargs.values()):
+                if type(arg) not in TEXT_SCALARS:
+                    text(arg, "print()")
+            plan_print(*args, **kwargs)
+
+        return checked_print
+
+    # -- C loops ---------------------------------------------------------------------------
+
+    def _input(self, items: Any, sort: bool = False) -> Any:
+        """``items`` for a C loop: a sized one is charged its length up front (O(1)); a lazy one
+        made in C is walked through the metered loop; generators and the map and filter objects
+        a plan can make are charged item by item already."""
+        kind = type(items)
+        if kind in _SIZED:
+            n = len(items)
+            if n > _SMALL_INPUT:
+                self.meter.charge((sort_work(n) if sort else n) >> _C_ITEMS)
+            return items
+        if kind in _METERED_LAZY:
+            return items
+        return self.getiter(items)
+
+    def metered(self, function: Any) -> Any:
+        """A C callable that C will call item by item, charged a step per call plus the size
+        of its arguments (and of the object a method is bound to): ``map(big.count, xs)``,
+        ``map(list, [big] * n)``. Plan functions and guards charge themselves."""
+        if type(function) in _PYTHON_CALLABLES or function is None:
+            return function
+        if function is str:
+            return self.str_of
+        meter = self.meter
+        bound: Any = getattr(function, "__self__", None)
+        base = 1 + (len(bound) >> _C_ITEMS if type(bound) in _SIZED else 0)
+
+        def metered_call(*args: Any) -> Any:
+            n = base
+            for arg in args:
+                if type(arg) in _SIZED:
+                    n += len(arg) >> _C_ITEMS
+            meter.steps += n
+            if meter.steps >= meter.next_check:
+                meter.checkpoint()
+            return function(*args)
+
+        return metered_call
+
+    def _key(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if kwargs.get("key") is not None:
+            kwargs["key"] = self.metered(kwargs["key"])
+        return kwargs
+
+    def sorted(self, items: Any, /, **kwargs: Any) -> list[Any]:
+        return sorted(self._input(items, sort=True), **self._key(kwargs))
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1:
+            args = (self._input(args[0]),)
+        return min(*args, **self._key(kwargs))
+
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1:
+            args = (self._input(args[0]),)
+        return max(*args, **self._key(kwargs))
+
+    def any(self, items: Any, /) -> bool:
+        return any(self._input(items))
+
+    def all(self, items: Any, /) -> bool:
+        return all(self._input(items))
+
+    def filter(self, function: Any, items: Any, /) -> Any:
+        return filter(self.metered(function), items)
+
+
+_SIZED = frozenset(
+    {list, tuple, str, range, dict, set, frozenset, ReadOnlyDict, ReadOnlyList, _KEYS, _VALUES,
+     _ITEMS}
+)  # fmt: skip
+_METERED_LAZY = frozenset({types.GeneratorType, map, filter})
+_PYTHON_CALLABLES = frozenset({types.FunctionType, types.MethodType})
+_SMALL_INPUT = 64  # C loops up to this long are free, like short plan loops
+_C_ITEMS = 4  # a C loop is charged one step per 2**_C_ITEMS items it touches
