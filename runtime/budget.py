@@ -43,7 +43,10 @@ class Budget:
         self._open: dict[int, int] = {}
         self._ids = itertools.count(1)
         self._waiting = 0
-        self._cond = threading.Condition()
+        # The plain lock is taken directly on the common path (a C-level ``with``); the
+        # condition over the same lock is only for waiting at the cap.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
 
     def __repr__(self) -> str:
         return f"Budget(cap={self.cap}, spent={self.spent}, reserved={self.reserved})"
@@ -67,7 +70,7 @@ class Budget:
 
     def snapshot(self) -> tuple[float, float, float | None]:
         """(spent, reserved, cap) read together, under the lock."""
-        with self._cond:
+        with self._lock:
             return self.spent, self.reserved, self.cap
 
     def _fits(self, units: int) -> bool:
@@ -86,8 +89,8 @@ class Budget:
         ``RunCancelled``. ``on_wait`` is called once if (and when) the worker has to wait.
         """
         units = _units(cost)
-        with self._cond:
-            if not self._fits(units):
+        with self._lock:
+            if self._cap is not None and not self._fits(units):
                 if on_wait is not None:
                     on_wait()
                 self._waiting += 1
@@ -113,7 +116,7 @@ class Budget:
         the overrun is billed as is.
         """
         actual_units = _units(actual)
-        with self._cond:
+        with self._lock:
             units = self._open.pop(reserved.id, None)
             if units is None:
                 raise ValueError(

@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 import zlib
+from _thread import allocate_lock as _allocate_lock
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,9 @@ def compress(data: bytes) -> bytes:
 _SMALL_ROW = 16384
 _INSERT = "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _MAX_BATCH = 1024  # 10 values a row; SQLite allows 32,766 parameters in one statement
+# Commits between checkpoints: a commit adds about three 4 KB pages to the WAL, so this is
+# close to SQLite's own default of a checkpoint per 1,000 pages.
+_CHECKPOINT_EVERY = 300
 
 
 @functools.lru_cache(maxsize=64)
@@ -89,15 +93,17 @@ def _insert_many(rows: int) -> str:
 
 
 class _Pending:
-    """A row waiting for the next group commit."""
+    """A row waiting for the next group commit, and how its writer learns the outcome."""
 
-    __slots__ = ("values", "done", "stored", "error")
+    __slots__ = ("values", "done", "stored", "error", "lead", "wake")
 
     def __init__(self, values: tuple[Any, ...]) -> None:
         self.values = values
         self.done = False
         self.stored = False
         self.error: Exception | None = None
+        self.lead = False  # set when this writer must commit the next batch itself
+        self.wake: Any = None  # a held lock its writer blocks on; released when it may go on
 
 
 class Ledger:
@@ -112,6 +118,7 @@ class Ledger:
         self._lock = threading.Lock()
         self._queue_lock = threading.Lock()
         self._queue: list[_Pending] = []
+        self._leading = False  # a writer is committing (or about to); the others wait for it
         self._db: sqlite3.Connection | None = sqlite3.connect(
             self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -122,6 +129,15 @@ class Ledger:
             # commits stay cheap enough for thousands of answers a second.
             self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute(_SCHEMA)
+        # Checkpoints (copying the WAL back into the database file, with an fsync) are run
+        # by a writer after it has woken the others, on a second connection, instead of by
+        # SQLite inside a commit that every queued writer waits for.
+        self._busy_timeout = busy_timeout
+        self._commits = 0
+        self._checkpoint_lock = threading.Lock()
+        self._checkpoint_db: sqlite3.Connection | None = None
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r})"
@@ -155,15 +171,84 @@ class Ledger:
         ))  # fmt: skip
         with self._queue_lock:
             self._queue.append(entry)
-        with self._lock:
-            while not entry.done:  # a huge queue goes in slices, ours among them
-                with self._queue_lock:
-                    batch = self._queue[:_MAX_BATCH]
-                    del self._queue[:_MAX_BATCH]
-                self._commit(batch)
+            if self._leading:
+                entry.wake = _allocate_lock()
+                entry.wake.acquire()
+            else:
+                self._leading = entry.lead = True
+        if not entry.lead:
+            try:
+                entry.wake.acquire()  # released once our row is committed, or we must lead
+            except BaseException:  # Ctrl-C: first do our part, or every later writer waits
+                entry.wake.acquire()
+                if entry.lead:
+                    self._lead()
+                raise
+        if entry.lead:
+            self._lead()
         if entry.error is not None:
             raise entry.error
         return entry.stored
+
+    def _lead(self) -> None:
+        """Commit the rows queued so far (ours first among them) and wake their writers.
+
+        Writers that queue meanwhile wait; the first of them is handed the lead for the next
+        batch. Each waiter is woken exactly once, by the leader that settled its row, so no
+        thread has to take a lock only to find its row already done.
+        """
+        batch: list[_Pending] = []
+        following: _Pending | None = None
+        checkpoint = False
+        try:
+            with self._queue_lock:
+                batch = self._queue[:_MAX_BATCH]
+                del self._queue[:_MAX_BATCH]
+            with self._lock:
+                self._commit(batch)
+        finally:
+            with self._queue_lock:
+                self._commits += 1
+                checkpoint = self._commits % _CHECKPOINT_EVERY == 0
+                if self._queue:
+                    following = self._queue[0]
+                    following.lead = True
+                else:
+                    self._leading = False
+            if following is not None:
+                following.wake.release()
+            for entry in batch:
+                if not entry.done:  # the leader was interrupted before its commit ended
+                    entry.done = True
+                    entry.error = sqlite3.OperationalError(
+                        f"The write to the ledger {self.path!r} was interrupted; not stored."
+                    )
+                if entry.wake is not None:
+                    entry.wake.release()
+        if checkpoint and self.path != ":memory:":
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy committed WAL frames into the database file, readers and writers going on.
+
+        PASSIVE never waits for a lock: what it cannot copy now, the next checkpoint will.
+        One checkpoint at a time; a writer finding one running goes on without.
+        """
+        if not self._checkpoint_lock.acquire(blocking=False):
+            return
+        try:
+            if self._db is None:  # closed meanwhile
+                return
+            if self._checkpoint_db is None:
+                self._checkpoint_db = sqlite3.connect(
+                    self.path, timeout=self._busy_timeout, isolation_level=None,
+                    check_same_thread=False,
+                )  # fmt: skip
+            self._checkpoint_db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            pass  # upkeep only: every row is already committed, and the next one tries again
+        finally:
+            self._checkpoint_lock.release()
 
     def _commit(self, batch: list[_Pending]) -> None:
         """Store a batch atomically, marking which rows this batch stored.
@@ -247,7 +332,10 @@ class Ledger:
             yield record
 
     def close(self) -> None:
-        with self._lock:
+        with self._checkpoint_lock, self._lock:
+            if self._checkpoint_db is not None:
+                self._checkpoint_db.close()
+                self._checkpoint_db = None
             if self._db is not None:
                 self._db.close()
                 self._db = None

@@ -14,6 +14,7 @@ The order is the contract, because it decides what costs money:
 from __future__ import annotations
 
 import threading
+from _thread import LockType, allocate_lock
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
@@ -54,8 +55,9 @@ class LLM:
         self.standin = standin
         self.stats: Counter[str] = Counter()  # hits, sent, standin, failed, refused
         self._lock = threading.Lock()
-        # Questions being paid for right now: a second ask waits for the first's answer.
-        self._inflight: dict[str, threading.Event] = {}
+        # Questions being paid for right now: a second ask waits for the first's answer. Each
+        # is a lock held until the first ask ends (cheaper to make than a threading.Event).
+        self._inflight: dict[str, LockType] = {}
 
     def __repr__(self) -> str:
         return (
@@ -124,11 +126,13 @@ class LLM:
             with self._lock:
                 running = self._inflight.get(key)
                 if running is None:
-                    self._inflight[key] = threading.Event()
+                    gate = self._inflight[key] = allocate_lock()
+                    gate.acquire()
             if running is not None:
-                while not running.wait(0.05):
+                while not running.acquire(timeout=0.05):
                     if stop is not None and stop():
                         raise RunCancelled("The run was cancelled while a twin question ran.")
+                running.release()  # open for the other twins too
                 return self.chat(messages, role=role, model=model, sample=sample, stop=stop,
                                  on_wait=on_wait, **params)  # fmt: skip
         try:
@@ -136,7 +140,7 @@ class LLM:
         finally:
             if self.ledger is not None:
                 with self._lock:
-                    self._inflight.pop(key).set()
+                    self._inflight.pop(key).release()
 
     def _pay(
         self,
