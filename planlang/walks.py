@@ -31,9 +31,8 @@ _FIXED_COST: dict[type, int] = {bool: 5, type(None): 4}  # longest repr of each
 _CUT = 5  # "[...]": repr prints this for a container already on the current path
 _OTHER = 100  # functions, iterators, ranges, types: "<map object at 0x7f...>" and the like
 _FLAT_FROM = 16  # sequences at least this long are tried on the C-speed flat path first
-_SEQUENCES = frozenset({list, tuple, ReadOnlyList})
 _MAPPINGS = frozenset({dict, ReadOnlyDict})
-_SETS = frozenset({set, frozenset})
+_FLAT_KINDS = frozenset({list, tuple, ReadOnlyList, dict, ReadOnlyDict})
 _KEYS: type = type({}.keys())
 _VALUES: type = type({}.values())
 _ITEMS: type = type({}.items())
@@ -44,33 +43,16 @@ def _int_cost(n: int) -> int:
     return (n.bit_length() * 1234 >> 12) + 1 + (n < 0)
 
 
-def _leaf_cost(value: Any) -> int:
-    """Text length of a value that is not walked; -1 for the ones that are."""
-    kind = type(value)
-    if kind is str:
-        return len(value) + 2
-    if kind is int:
-        return _int_cost(value)
-    if kind is float:
-        return len(repr(value))  # at most 24 characters
-    if kind in _FIXED_COST:
-        return _FIXED_COST[kind]
-    if kind is HostProxy:
-        return len(repr(value))  # "<host object label>": the label is the host's
-    if _open(value) is None:
-        return _OTHER
-    return -1
-
-
 def _open(value: Any) -> tuple[int, Iterator[Any]] | None:
     """(characters of the container's own punctuation, its parts), or None for a leaf."""
     kind = type(value)
-    if kind in _SEQUENCES or isinstance(value, list | tuple):
+    if kind is list or kind is tuple or kind is ReadOnlyList or isinstance(value, list | tuple):
         # "[a, b]": brackets and n - 1 separators; "(a,)" has one character more
         return max(2, 2 * len(value)) + (kind is tuple), iter(value)
-    if kind in _MAPPINGS or isinstance(value, dict):
-        return max(2, 4 * len(value)), chain.from_iterable(value.items())
-    if kind in _SETS or isinstance(value, set | frozenset):
+    if kind is dict or kind is ReadOnlyDict or isinstance(value, dict):
+        # "{k: v, k: v}"; the order parts are priced in does not matter
+        return max(2, 4 * len(value)), chain(value, value.values())
+    if kind is set or kind is frozenset or isinstance(value, set | frozenset):
         return 11 + 2 * len(value), iter(value)
     if kind is _KEYS or kind is _VALUES:
         return 13 + 2 * len(value), iter(value)
@@ -83,24 +65,46 @@ def _open(value: Any) -> tuple[int, Iterator[Any]] | None:
     return None
 
 
-def _flat_cost(items: Any) -> int:
-    """Text length of a long list or tuple of scalars of one type, priced by C loops; -1 if it
-    holds anything else (mixed scalars are priced one by one by the walk)."""
+def _leaf_cost(value: Any, kind: type) -> int:
+    """Text length of a value that is not opened."""
+    if kind is str:
+        return len(value) + 2
+    if kind is int:
+        return _int_cost(value)
+    if kind is float:
+        return len(repr(value))  # at most 24 characters
+    if kind in _FIXED_COST:
+        return _FIXED_COST[kind]
+    if kind is HostProxy:
+        return len(repr(value))  # "<host object label>": the label is the host's
+    return _OTHER
+
+
+def _flat_cost(value: Any) -> int:
+    """Text length of a long list, tuple or dict of scalars, each part of one type, priced by
+    C loops; -1 if it holds anything else (then the walk prices the items one by one)."""
+    n = len(value)
+    if type(value) in _MAPPINGS:
+        keys, values = _scalars_cost(value, n), _scalars_cost(value.values(), n)
+        return -1 if keys < 0 or values < 0 else keys + values + max(2, 4 * n)
+    cost = _scalars_cost(value, n)
+    return -1 if cost < 0 else cost + max(2, 2 * n) + (type(value) is tuple)
+
+
+def _scalars_cost(items: Any, n: int) -> int:
     kinds = set(map(type, items))
     if len(kinds) != 1:
-        return -1
+        return -1 if kinds else 0
     kind = kinds.pop()
-    n = len(items)
-    punctuation = 2 * n + (type(items) is tuple)
     if kind is int:
         signs = n if min(items) < 0 else 0
-        return (sum(map(int.bit_length, items)) * 1234 >> 12) + n + signs + punctuation
+        return (sum(map(int.bit_length, items)) * 1234 >> 12) + n + signs
     if kind is str:
-        return sum(map(len, items)) + 2 * n + punctuation
+        return sum(map(len, items)) + 2 * n
     if kind is float:
-        return sum(map(len, map(repr, items))) + punctuation
+        return sum(map(len, map(repr, items)))
     if kind in _FIXED_COST:
-        return _FIXED_COST[kind] * n + punctuation
+        return _FIXED_COST[kind] * n
     return -1
 
 
@@ -111,18 +115,22 @@ def text_size(value: Any, budget: int) -> int:
     Exact in structure; an upper bound for numbers; strings count as their length plus quotes
     (escapes, at most 10 characters for one, are not counted: callers check the text made).
     """
-    cost = _leaf_cost(value)
-    if cost >= 0:
-        return cost
-    memo: dict[int, int] = {}  # id -> text length of a part whose walk cut no cycle above it
-    path: dict[int, int] = {}  # id -> depth, for the containers on the current path
-    alive: list[Any] = []  # keeps every opened part alive, so no id is reused during the walk
-    # frames: [id, parts, total when opened, shallowest depth a cut inside it went back to]
+    kind = type(value)
+    if kind in _FLAT_KINDS and len(value) >= _FLAT_FROM:
+        flat = _flat_cost(value)
+        if flat >= 0:
+            return flat
     opened = _open(value)
-    assert opened is not None
+    if opened is None:
+        return _leaf_cost(value, kind)
     total = opened[0]
+    if total > budget:
+        return total
+    memo: dict[int, int] = {}  # id -> text length of a part whose walk cut no cycle above it
+    path = {id(value): 0}  # id -> depth, for the containers on the current path
+    alive: list[Any] = []  # keeps every priced part alive, so no id is reused during the walk
+    # frames: [id, parts, total when opened, shallowest depth a cut inside it went back to]
     frames: list[list[Any]] = [[id(value), opened[1], 0, 0]]
-    path[id(value)] = 0
     while frames:
         frame = frames[-1]
         for item in frame[1]:
@@ -148,11 +156,7 @@ def text_size(value: Any, budget: int) -> int:
                     total += _CUT
                     frame[3] = min(frame[3], depth)
                     continue
-                part = _open(item)
-                if part is None:
-                    total += len(repr(item)) if kind is HostProxy else _OTHER
-                    continue
-                if kind in _SEQUENCES and len(item) >= _FLAT_FROM:
+                if kind in _FLAT_KINDS and len(item) >= _FLAT_FROM:
                     flat = _flat_cost(item)
                     if flat >= 0:
                         memo[key] = flat
@@ -161,6 +165,10 @@ def text_size(value: Any, budget: int) -> int:
                         if total > budget:
                             return total
                         continue
+                part = _open(item)
+                if part is None:
+                    total += _leaf_cost(item, kind)
+                    continue
                 path[key] = len(frames)
                 alive.append(item)
                 frames.append([key, part[1], total, len(frames)])
@@ -268,7 +276,10 @@ class WalkGuards:
         """A C callable that C will call item by item, charged a step per call plus the size
         of its arguments (and of the object a method is bound to): ``map(big.count, xs)``,
         ``map(list, [big] * n)``. Plan functions and guards charge themselves."""
-        if type(function) in _PYTHON_CALLABLES or function is None:
+        kind = type(function)
+        if kind in _PYTHON_CALLABLES or function is None:
+            return function
+        if kind is types.BuiltinFunctionType and function in _CONSTANT_WORK:  # hashed by address
             return function
         if function is str:
             return self.str_of
@@ -322,5 +333,6 @@ _SIZED = frozenset(
 )  # fmt: skip
 _METERED_LAZY = frozenset({types.GeneratorType, map, filter})
 _PYTHON_CALLABLES = frozenset({types.FunctionType, types.MethodType})
+_CONSTANT_WORK = frozenset({len, abs, bool, ord, chr, callable})  # O(1) work whatever they get
 _SMALL_INPUT = 64  # C loops up to this long are free, like short plan loops
 _C_ITEMS = 4  # a C loop is charged one step per 2**_C_ITEMS items it touches
