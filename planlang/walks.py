@@ -279,8 +279,8 @@ class WalkGuards:
         kind = type(function)
         if kind in _PYTHON_CALLABLES or function is None:
             return function
-        if kind is types.BuiltinFunctionType and function in _CONSTANT_WORK:  # hashed by address
-            return function
+        if (kind is types.BuiltinFunctionType or kind is type) and function in _CONSTANT_WORK:
+            return function  # builtins and types hash by address: nothing of the plan's walked
         if function is str:
             return self.str_of
         meter = self.meter
@@ -325,6 +325,17 @@ class WalkGuards:
 
     def filter(self, function: Any, items: Any, /) -> Any:
         return filter(self.metered(function), items)
+
+    def _sized_sort(self, xs: list[Any]) -> Callable[..., None]:
+        """``xs.sort``: the sort charged like ``sorted``, a C ``key=`` metered per call."""
+
+        def sort(*, key: Any = None, reverse: bool = False) -> None:
+            n = len(xs)
+            if n > _SMALL_INPUT:
+                self.meter.charge(sort_work(n) >> _C_ITEMS)
+            xs.sort(key=self.metered(key), reverse=reverse)
+
+        return sort
 
 
 _SIZED = frozenset(

@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planlang import Limits, PlanLimitError, Sandbox
+from planlang.guards import Guards
+from planlang.limits import Meter
 from planlang.walks import text_size
 
 LIMITS = Limits(seconds=2, size=10**6)
@@ -120,6 +122,24 @@ def test_str_and_f_string_fields_are_priced_before_they_are_made(expression):
     with pytest.raises(PlanLimitError) as caught:
         run(source)
     assert "of a list" in str(caught.value)  # the walk's message, not the f-string's afterwards
+
+
+def test_list_sort_charges_its_key_calls():
+    guards = Guards(Meter(Limits(steps=10_000)), {})
+    big = list(range(10**4))
+    xs = list(range(200, 0, -1))
+    guards._sized_sort(xs)(key=lambda v: -v, reverse=True)  # a plan function charges itself
+    assert xs == list(range(1, 201))
+    with pytest.raises(PlanLimitError) as caught:
+        guards._sized_sort(xs)(key=big.count)  # 200 calls x 625 steps
+    assert caught.value.kind == "steps"
+
+
+@pytest.mark.xfail(reason="needs list.sort wired to _sized_sort in guards.ATTRIBUTES", strict=True)
+def test_the_list_sort_method_is_guarded_in_a_plan():
+    source = "big = list(range(10**4))\nxs = list(range(200))\nxs.sort(key=big.count)\n"
+    with pytest.raises(PlanLimitError):
+        run(source, Limits(steps=10_000))
 
 
 # -- ordinary use is unchanged ---------------------------------------------------------------
