@@ -117,13 +117,20 @@ class SizeGuards(WalkGuards):
         if stars:
             widths += sum(abs(v) for v in values if type(v) is int and abs(v) > 64)
         items: Iterable[Any] = chain(args.values(), values) if isinstance(args, dict) else values
-        longest = max(map(self._text_cost, items), default=0)
+        longest = 0
+        for value in items:
+            cost = len(value) if type(value) is str else self._text_cost(value)
+            if cost > longest:
+                longest = cost
         self.meter.allow_size(len(template) + widths + fields * longest, "A %-format")
 
     def _text_cost(self, value: Any) -> int:
         """Characters ``%s``/``%r`` may make of one value: containers are priced by a walk."""
-        if type(value) is str:
+        kind = type(value)
+        if kind is str:
             return len(value)
+        if kind in TEXT_SCALARS:
+            return 24 if kind is not int else value.bit_length() // 3 + 2  # digits and sign
         return text_size(value, self.meter.limits.size)
 
     def fstr(self, text: str) -> str:
@@ -157,6 +164,8 @@ class SizeGuards(WalkGuards):
     def sum(self, items: Iterable[Any], /, start: Any = 0) -> Any:
         """``sum(lists, [])`` concatenates in C: check the total size first."""
         if type(start) in _NUMBERS:
+            if type(items) is list and len(items) <= _SMALL_LOOP:
+                return sum(items, start)
             return sum(self._input(items), start)
         parts = list(self.getiter(items))
         try:

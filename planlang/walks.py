@@ -46,18 +46,26 @@ def _int_cost(n: int) -> int:
 def _open(value: Any) -> tuple[int, Iterator[Any]] | None:
     """(characters of the container's own punctuation, its parts), or None for a leaf."""
     kind = type(value)
-    if kind is list or kind is tuple or kind is ReadOnlyList or isinstance(value, list | tuple):
-        # "[a, b]": brackets and n - 1 separators; "(a,)" has one character more
-        return max(2, 2 * len(value)) + (kind is tuple), iter(value)
-    if kind is dict or kind is ReadOnlyDict or isinstance(value, dict):
-        # "{k: v, k: v}"; the order parts are priced in does not matter
-        return max(2, 4 * len(value)), chain(value, value.values())
-    if kind is set or kind is frozenset or isinstance(value, set | frozenset):
+    if kind is list or kind is ReadOnlyList:  # "[a, b]": brackets and n - 1 separators
+        return (2 * len(value) or 2), iter(value)
+    if kind is dict or kind is ReadOnlyDict:  # "{k: v, k: v}"; the order parts are priced in
+        return (4 * len(value) or 2), chain(value, value.values())  # does not matter
+    if kind is tuple:  # "(a,)" has one character more
+        return (2 * len(value) or 2) + 1, iter(value)
+    return _open_other(value, kind)
+
+
+def _open_other(value: Any, kind: type) -> tuple[int, Iterator[Any]] | None:
+    if kind is set or kind is frozenset or isinstance(value, (set, frozenset)):
         return 11 + 2 * len(value), iter(value)
     if kind is _KEYS or kind is _VALUES:
         return 13 + 2 * len(value), iter(value)
     if kind is _ITEMS:  # each item is a fresh (key, value) tuple: priced here, not opened
         return 13 + 6 * len(value), chain.from_iterable(value)
+    if isinstance(value, (list, tuple)):
+        return 3 + 2 * len(value), iter(value)
+    if isinstance(value, dict):
+        return 2 + 4 * len(value), chain(value, value.values())
     if isinstance(value, BaseException):
         return len(type(value).__name__) + 3 + 2 * len(value.args), iter(value.args)
     if kind is slice:
@@ -108,6 +116,39 @@ def _scalars_cost(items: Any, n: int) -> int:
     return -1
 
 
+def _small_cost(value: Any, kind: type, depth: int) -> int:
+    """Text length of a short list, tuple or dict of scalars or of such short containers
+    (``depth`` levels more), without setting up a walk; -1 for anything else. At most
+    ``_FLAT_FROM ** (depth + 1)`` parts are looked at, however they are shared."""
+    n = len(value)
+    if n >= _FLAT_FROM:
+        return -1
+    total = 2 * n or 2
+    if kind is dict or kind is ReadOnlyDict:
+        total += total
+        value = chain(value, value.values())
+    elif kind is tuple:
+        total += 1
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2
+        elif kind is int:
+            total += _int_cost(item)
+        elif kind is float:
+            total += len(repr(item))
+        elif kind in _FIXED_COST:
+            total += _FIXED_COST[kind]
+        elif depth and kind in _FLAT_KINDS:
+            cost = _small_cost(item, kind, depth - 1)
+            if cost < 0:
+                return -1
+            total += cost
+        else:
+            return -1
+    return total
+
+
 def text_size(value: Any, budget: int) -> int:
     """Estimated ``len(repr(value))``, counting a shared part every time it occurs, as repr
     does. Returns early, with some number above ``budget``, once the text is known to pass it.
@@ -116,10 +157,12 @@ def text_size(value: Any, budget: int) -> int:
     (escapes, at most 10 characters for one, are not counted: callers check the text made).
     """
     kind = type(value)
-    if kind in _FLAT_KINDS and len(value) >= _FLAT_FROM:
-        flat = _flat_cost(value)
+    if kind in _FLAT_KINDS:
+        flat = _flat_cost(value) if len(value) >= _FLAT_FROM else _small_cost(value, kind, 2)
         if flat >= 0:
             return flat
+    elif kind in TEXT_SCALARS:
+        return _leaf_cost(value, kind)
     opened = _open(value)
     if opened is None:
         return _leaf_cost(value, kind)
@@ -300,27 +343,36 @@ class WalkGuards:
         return metered_call
 
     def _key(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if kwargs.get("key") is not None:
-            kwargs["key"] = self.metered(kwargs["key"])
+        key = kwargs.get("key")
+        if key is not None and type(key) not in _PYTHON_CALLABLES:
+            kwargs["key"] = self.metered(key)
         return kwargs
 
-    def sorted(self, items: Any, /, **kwargs: Any) -> list[Any]:
-        return sorted(self._input(items, sort=True), **self._key(kwargs))
+    def sorted(self, items: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
+        if key is not None and type(key) not in _PYTHON_CALLABLES:
+            key = self.metered(key)
+        if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
+            return sorted(items, key=key, reverse=reverse)
+        return sorted(self._input(items, sort=True), key=key, reverse=reverse)
 
     def min(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1:
+        if len(args) == 1 and not (type(args[0]) in _SIZED and len(args[0]) <= _SMALL_INPUT):
             args = (self._input(args[0]),)
-        return min(*args, **self._key(kwargs))
+        return min(*args, **self._key(kwargs)) if kwargs else min(*args)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1:
+        if len(args) == 1 and not (type(args[0]) in _SIZED and len(args[0]) <= _SMALL_INPUT):
             args = (self._input(args[0]),)
-        return max(*args, **self._key(kwargs))
+        return max(*args, **self._key(kwargs)) if kwargs else max(*args)
 
     def any(self, items: Any, /) -> bool:
+        if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
+            return any(items)
         return any(self._input(items))
 
     def all(self, items: Any, /) -> bool:
+        if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
+            return all(items)
         return all(self._input(items))
 
     def filter(self, function: Any, items: Any, /) -> Any:
