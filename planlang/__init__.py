@@ -10,11 +10,12 @@ from planlang.check import CheckResult, Problem, check
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.limits import Limits
 from planlang.sandbox import Sandbox, current_meter
-from planlang.values import HostObject
+from planlang.values import HostObject, HostWord
 
 __all__ = [
     "CheckResult",
     "HostObject",
+    "HostWord",
     "Limits",
     "PlanError",
     "PlanLimitError",

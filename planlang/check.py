@@ -23,7 +23,9 @@ __all__ = ["CheckResult", "Problem", "check", "MAX_SOURCE_BYTES"]
 
 MAX_SOURCE_BYTES = 1_000_000
 
-_compiled: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+# By identity, not by value: code objects compare equal by content, and a test (or an attacker)
+# that compiles the same text must not borrow the trust of the one ``check`` made.
+_compiled: weakref.WeakValueDictionary[int, types.CodeType] = weakref.WeakValueDictionary()
 # CPython 3.11's AST constructor keeps its recursion depth in shared state, and parsing on two
 # threads at once can fail with "AST constructor recursion depth mismatch" (gh-106905).
 _AST_LOCK = threading.Lock()
@@ -69,7 +71,7 @@ class CheckResult:
 
 def is_checked_code(code: object) -> bool:
     """True only for code objects that ``check`` compiled from a plan it accepted."""
-    return isinstance(code, types.CodeType) and code in _compiled
+    return isinstance(code, types.CodeType) and _compiled.get(id(code)) is code
 
 
 def source_sha256(source: str) -> str:
@@ -134,7 +136,7 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
         return CheckResult(
             filename, digest, (Problem(filename, line, 1, "PL001", f"cannot compile: {error}"),)
         )
-    _compiled.add(code)
+    _compiled[id(code)] = code
     return CheckResult(filename, digest, (), code, frozenset(policy.used_names))
 
 

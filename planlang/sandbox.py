@@ -24,7 +24,7 @@ from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeE
 from planlang.guards import Guards
 from planlang.limits import Limits, Meter
 from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
-from planlang.values import SCALARS, freeze, thaw
+from planlang.values import SCALARS, _flat_copy, freeze, thaw
 
 __all__ = ["Sandbox", "current_meter"]
 
@@ -125,17 +125,27 @@ class Sandbox:
     def _namespace(self, meter: Meter, filename: str) -> dict[str, Any]:
         namespace: dict[str, Any] = {"__name__": "plan"}
         guards = Guards(meter, namespace)
-        guards.host_word = lambda name, fn: _host_word(name, fn, meter, namespace)
+        guards.host_word = lambda name, fn, fresh=False: _host_word(
+            name, fn, meter, namespace, fresh
+        )
         plan_builtins = dict(_BASE_BUILTINS)
         plan_builtins.update(
             range=lambda *args: _range(meter, *args),
             pow=guards.pow,
             iter=lambda obj: iter(obj),
-            print=self._printer(guards),
+            print=guards.printing(self._printer(guards)),
             round=guards.round,
             sum=guards.sum,
             zip=guards.zip,
             map=guards.map,
+            # planlang.walks: text and C loops priced before C walks shared structure
+            repr=guards.repr,
+            sorted=guards.sorted,
+            min=guards.min,
+            max=guards.max,
+            any=guards.any,
+            all=guards.all,
+            filter=guards.filter,
         )
         namespace["__builtins__"] = plan_builtins
         namespace.update(
@@ -157,6 +167,7 @@ class Sandbox:
             _mod_=guards.mod,
             _fmt_=guards.fmt,
             _fstr_=guards.fstr,
+            _text_=guards.text,
             _setslice_=guards.setslice,
             _unpack_=guards.unpack,
         )
@@ -200,11 +211,20 @@ def _range(meter: Meter, *args: Any) -> range:
 
 
 def _host_word(
-    name: str, fn: Callable[..., Any], meter: Meter, namespace: dict[str, Any]
+    name: str,
+    fn: Callable[..., Any],
+    meter: Meter,
+    namespace: dict[str, Any],
+    fresh: bool = False,
 ) -> Callable[..., Any]:
-    """Wrap a host callable: count it, watch the clock around it, copy its result in."""
+    """Wrap a host callable: count it, watch the clock around it, copy its result in.
+
+    ``fresh`` (from ``HostWord``) hands a dict or list result over uncopied. This wrapper runs
+    once per host call, so it is kept to the few checks that must happen on every call.
+    """
     where = f"The host word {name!r}"
     monotonic = time.monotonic
+    handed_over = (dict, list) if fresh else ()
 
     def word(*args: Any, **kwargs: Any) -> Any:
         if meter.tripped is not None:
@@ -217,9 +237,14 @@ def _host_word(
         result = fn(*args, **kwargs)
         if meter.tripped is not None:  # a limit fired in plan code the word called back
             raise meter.tripped
-        if type(result) in SCALARS:
+        kind = type(result)
+        if kind in SCALARS or kind in handed_over:
             return result
-        if hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in
+        if kind is dict:  # the common answer: a flat JSON object
+            flat = _flat_copy(result)
+            if flat is not None:
+                return flat
+        elif hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in
             return _thawed_items(result, namespace, where)
         return thaw(result, namespace, where)
 

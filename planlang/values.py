@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["HostObject", "HostProxy", "ReadOnlyDict", "ReadOnlyList", "READONLY_TYPES"]
+__all__ = ["HostObject", "HostProxy", "HostWord", "ReadOnlyDict", "ReadOnlyList", "READONLY_TYPES"]
 
 SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
@@ -76,6 +76,27 @@ class HostObject:
                 )
 
 
+@dataclasses.dataclass(frozen=True)
+class HostWord:
+    """A host callable with a promise about its results, for words a plan calls in hot loops.
+
+    By default every result of a host word is copied into fresh plain data before the plan sees
+    it (about a microsecond for a small JSON object), so a plan can never hold, or change, an
+    object the host still uses. ``fresh=True`` is the embedder's promise that every call returns
+    *new* plain data (dicts and lists of str, int, float, bool, None) that the host keeps no
+    reference to, as ``json.loads`` does: such a dict or list is handed over as it is. Any other
+    result (a tuple, a dict subclass, a pydantic model, an iterator) is still copied and
+    checked. What a broken promise costs is in docs/SECURITY.md.
+    """
+
+    fn: Callable[..., Any]
+    fresh: bool = False
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn) or isinstance(self.fn, type):
+            raise TypeError(f"HostWord needs a function, not {self.fn!r}.")
+
+
 class HostProxy:
     """The plan's view of a host object: declared names only, nothing to write."""
 
@@ -100,11 +121,11 @@ class HostProxy:
         return f"<host object {self._label}>"
 
 
-def freeze(value: Any, wrap_callable: Callable[[str, Callable[..., Any]], Any], label: str) -> Any:
+def freeze(value: Any, wrap_callable: Callable[..., Any], label: str) -> Any:
     """Copy a host value into read-only plain data for the plan (recursively).
 
-    Callables become host words through ``wrap_callable``; other objects become proxies that
-    expose nothing unless declared with ``HostObject``.
+    Callables become host words through ``wrap_callable(label, fn, fresh=False)``; other objects
+    become proxies that expose nothing unless declared with ``HostObject``.
     """
     kind = type(value)
     if kind in SCALARS:
@@ -118,6 +139,8 @@ def freeze(value: Any, wrap_callable: Callable[[str, Callable[..., Any]], Any], 
         )
     if isinstance(value, HostProxy):
         return value
+    if isinstance(value, HostWord):
+        return wrap_callable(label, value.fn, value.fresh)
     if isinstance(value, Mapping):
         return ReadOnlyDict(
             (freeze(k, wrap_callable, label), freeze(v, wrap_callable, f"{label}[{k!r}]"))

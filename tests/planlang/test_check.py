@@ -134,3 +134,10 @@ def test_check_refuses_non_str_input_as_a_usage_error():
 
 def test_a_code_object_not_made_by_check_is_not_trusted():
     assert not is_checked_code(compile("x = 1", "plan.py", "exec"))
+
+
+def test_trust_is_by_identity_not_by_equal_content():
+    checked = planlang.check("x = 1\n")
+    twin = compile("x = 1\n", "plan.py", "exec")
+    assert twin == checked.code  # equal by content...
+    assert is_checked_code(checked.code) and not is_checked_code(twin)  # ...but not trusted
