@@ -91,6 +91,15 @@ def planlang_runner(source: str, stack: contextlib.ExitStack) -> Runner:
     return lambda: box.run(checked)
 
 
+def planlang_fresh_runner(source: str, stack: contextlib.ExitStack) -> Runner:
+    """The same, with ``agent`` declared ``HostWord(agent, fresh=True)``: it builds a new dict
+    on every call, so its answers are handed to the plan without the defensive copy."""
+    checked = planlang.check(source, filename="plan.py")
+    host = {**HOST, "agent": planlang.HostWord(agent, fresh=True)}
+    box = planlang.Sandbox(host=host, limits=planlang.Limits())
+    return lambda: box.run(checked)
+
+
 def cpython_runner(source: str, stack: contextlib.ExitStack) -> Runner:
     code = compile(source, "plan.py", "exec")
 
@@ -169,6 +178,7 @@ def monty_runner(source: str, stack: contextlib.ExitStack) -> Runner:
 EXECUTORS: dict[str, tuple[Callable[[str, contextlib.ExitStack], Runner], str | None]] = {
     "plain CPython exec": (cpython_runner, None),
     "planlang (all limits on)": (planlang_runner, None),
+    "planlang (all limits on), agent declared fresh": (planlang_fresh_runner, None),
     "RestrictedPython": (restrictedpython_runner, "RestrictedPython"),
     "smolagents": (smolagents_runner, "smolagents"),
     "pydantic-monty": (monty_runner, "pydantic_monty"),

@@ -151,8 +151,12 @@ class PlanPolicy(RestrictingNodeTransformer):
         if isinstance(node.ctx, ast.Store) and isinstance(node.slice, ast.Slice):
             self.problem(node, "PL112", "a slice may only be assigned on its own: xs[a:b] = ys")
             return node
-        if self._kind(node.value) in ("dict", "list"):
-            return self.node_contents_visit(node)  # the plan's own container: no guard needed
+        if isinstance(node.ctx, ast.Load) or self._kind(node.value) in ("dict", "list"):
+            # Reading an item needs no guard: every subscriptable value a plan can reach is plain
+            # data, a read-only wrapper or a builtin type (``list[int]``, whose attributes the
+            # whitelist refuses); host objects arrive as proxies without ``__getitem__``. A
+            # write still goes through ``_write_`` unless the container is the plan's own.
+            return self.node_contents_visit(node)
         return cast(ast.AST, super().visit_Subscript(node))
 
     def _kind(self, expr: ast.AST) -> str | None:
