@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime import Ledger, Reply, fingerprint
+from runtime import LLM, Ledger, Reply, fingerprint
 from runtime.ledger import _CHECKPOINT_EVERY, _Pending, compress
 
 MESSAGES = [{"role": "user", "content": "What is 2 + 2?"}]
@@ -243,4 +243,32 @@ def test_many_writers_each_get_their_own_outcome(tmp_path: Path) -> None:
         assert stored is not None
         n, i = map(int, stored.text.split("/"))
         assert outcomes[(n, i)] is True and (n * 60 + i) % 500 == int(key[1:])
+    ledger.close()
+
+
+def test_a_row_another_process_wrote_is_a_hit_for_an_open_ledger(tmp_path: Path) -> None:
+    # This process has the ledger open (and has written to it) before the other process
+    # writes; the front door must then find that answer and not pay for it again.
+    path = tmp_path / "shared.db"
+    messages = [{"role": "user", "content": "asked elsewhere"}]
+    key = fingerprint("m", messages, {}, 0)
+    ledger = Ledger(path)
+    ledger.put("ours", Reply(text="written here first"))
+    assert ledger.get(key) is None
+    script = tmp_path / "other.py"
+    script.write_text(
+        "import sys\nfrom runtime import Ledger, Reply\n"
+        "with Ledger(sys.argv[1]) as other:\n"
+        "    assert other.get('ours') == Reply(text='written here first')\n"
+        "    other.put(sys.argv[2], Reply(text='paid by the other process', model='m'))\n"
+    )
+    subprocess.run([sys.executable, str(script), str(path), key], check=True, timeout=60)
+
+    def must_not_pay(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        raise AssertionError("the answer is in the ledger; the client must not be called")
+
+    llm = LLM(ledger, client=must_not_pay)
+    reply = llm.chat(messages, model="m")
+    assert reply.cached and reply.text == "paid by the other process"
+    assert llm.stats["hits"] == 1 and llm.budget.spent == 0
     ledger.close()
