@@ -12,7 +12,6 @@ costs three short loops, not a million.
 
 from __future__ import annotations
 
-import math
 import types
 from collections.abc import Callable, Iterator
 from itertools import chain
@@ -233,7 +232,7 @@ def text_size(value: Any, budget: int) -> int:
 
 def sort_work(n: int) -> int:
     """Comparisons a sort of ``n`` items may make (timsort: n log2 n at most)."""
-    return n * max(1, math.ceil(math.log2(n))) if n > 1 else n
+    return n * n.bit_length()
 
 
 class WalkGuards:
@@ -382,9 +381,7 @@ class WalkGuards:
         """``xs.sort``: the sort charged like ``sorted``, a C ``key=`` metered per call."""
 
         def sort(*, key: Any = None, reverse: bool = False) -> None:
-            n = len(xs)
-            if n > _SMALL_INPUT:
-                self.meter.charge(sort_work(n) >> _C_ITEMS)
+            self._input(xs, sort=True)  # charges the sort
             xs.sort(key=self.metered(key), reverse=reverse)
 
         return sort
