@@ -548,6 +548,34 @@ RUNTIME: list[Attack] = [
     Attack("zip_fan_out", "r = range(50_000)\nx = list(zip(*[r] * 100))\n", "limit:size", 2),
     Attack("map_fan_out", "r = range(50_000)\nx = list(map(max, *[r] * 100))\n", "limit:size", 2),
     Attack("dict_fromkeys_huge", "d = dict.fromkeys(range(10**9))\n", "limit:size", 1),
+    # text of shared structure through views, slices and exceptions (priced by planlang.walks)
+    Attack(
+        "percent_dict_values_shared",
+        BIG + "d = {1: x}\ns = '%s' % (d.values(),)\n",
+        "limit:size",
+        5,
+    ),
+    Attack("print_slice_shared", BIG + "print(slice(x))\n", "limit:size", 4),
+    Attack("repr_exception_shared", BIG + "s = repr(ValueError(x))\n", "limit:size", 4),
+    Attack("fstring_items_view_wide", BIG + "s = f'{ {1: x}.items()!r:>3}'\n", "limit:size", 4),
+    Attack("print_sep_shared", BIG + "print(1, 2, sep=x)\n", "limit:size", 4),
+    Attack("word_dunder_kwargs", "echo(**{'__class__': 1})\n", "runtime", 1),
+    Attack(
+        "nested_generators",
+        "g = (v for v in range(1))\nfor i in range(5000):\n    g = (v for v in g)\nr = list(g)\n",
+        "limit:depth",
+        None,
+    ),
+    Attack(
+        "nested_closures",
+        "f = lambda: 1\nfor i in range(3000):\n    f = (lambda g: lambda: g())(f)\nf()\n",
+        "limit:depth",
+        None,
+    ),
+    Attack("dict_comp_huge_range", "d = {i: i for i in range(10**9)}\n", "limit:size", 1),
+    Attack(
+        "set_comp_product", "s = {i for i in range(90_000) for j in range(3)}\n", "limit:steps", 1
+    ),
     Attack(
         "memory_growth",
         "xs = []\nwhile True:\n    xs.append('a' * 99_999)\n",
