@@ -9,6 +9,11 @@
    ideal ``ceil(200/16) x latency``.
 3. Barrier waste: scan-then-verify on log-normal latencies, ``parallel`` twice (a barrier)
    against ``stream(..., then=verify)``.
+
+``--floor`` adds a diagnostic: the least a front door can do under issue 3's contracts (key,
+ledger lookup, budget reserve/settle, a restamped reply, a compressed row committed before the
+answer returns, a record and three events), written as one tight function on the same pool,
+against the bare pool. It shows how much of the gap the contracts themselves cost.
 """
 
 from __future__ import annotations
@@ -18,15 +23,19 @@ import hashlib
 import math
 import platform
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from runtime import LLM, Ledger, Reply, Run, Settings
+from runtime import LLM, Budget, Ledger, Reply, Run, Settings
+from runtime.canonical import dumps
 
 SETTINGS = Settings(default_price=0.0, concurrency=16)
 
@@ -46,6 +55,16 @@ def front_door(calls: int, concurrency: int) -> dict[str, float]:
         through_run = time.perf_counter() - started
         run_cpu = time.process_time() - cpu
         ledger.close()
+    bare, bare_cpu = bare_pool(calls, concurrency)
+    # CPU seconds of this process (all threads) per call: steadier than wall time when other
+    # programs load the machine, since it does not count time spent waiting for a core.
+    return {"run_s": through_run, "bare_s": bare, "run_rate": calls / through_run,
+            "bare_rate": calls / bare, "ratio": through_run / bare,
+            "run_cpu_us": run_cpu / calls * 1e6, "bare_cpu_us": bare_cpu / calls * 1e6}  # fmt: skip
+
+
+def bare_pool(calls: int, concurrency: int) -> tuple[float, float]:
+    """Wall and CPU seconds of the client called from a bare thread pool."""
     started, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(concurrency) as pool:
         futures = [
@@ -54,13 +73,62 @@ def front_door(calls: int, concurrency: int) -> dict[str, float]:
         ]
         for future in futures:
             future.result()
-    bare = time.perf_counter() - started
-    bare_cpu = time.process_time() - cpu
-    # CPU seconds of this process (all threads) per call: steadier than wall time when other
-    # programs load the machine, since it does not count time spent waiting for a core.
-    return {"run_s": through_run, "bare_s": bare, "run_rate": calls / through_run,
-            "bare_rate": calls / bare, "ratio": through_run / bare,
-            "run_cpu_us": run_cpu / calls * 1e6, "bare_cpu_us": bare_cpu / calls * 1e6}  # fmt: skip
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT NOT NULL,
+    role TEXT, sample INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL, credits REAL NOT NULL,
+    created REAL NOT NULL, reply BLOB NOT NULL)"""
+
+
+def minimal_front_door(calls: int, concurrency: int) -> dict[str, float]:
+    """The contract-mandated work only, in one function on a bare pool; then the bare pool."""
+    tail = ',"model":"m","params":{},"sample":0}'
+    insert = "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    lock, log_lock = threading.Lock(), threading.Lock()
+    budget = Budget(None)
+    events: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = sqlite3.connect(Path(tmp) / "floor.db", isolation_level=None,
+                             check_same_thread=False)  # fmt: skip
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute(_SCHEMA)
+
+        def agent(prompt: str) -> str:
+            messages = [{"role": "user", "content": prompt}]
+            record: dict[str, Any] = {"prompt": prompt, "messages": messages, "replies": []}
+            key = hashlib.sha256(('{"messages":' + dumps(messages) + tail).encode()).hexdigest()
+            with lock:
+                db.execute("SELECT reply FROM answers WHERE key = ?", (key,)).fetchone()
+            reservation = budget.admit(0.0)
+            got = zero_latency("m", list(messages))
+            reply = Reply(got.text, got.data, got.prompt_tokens, got.completion_tokens,
+                          got.seconds, 0.0, False, False, "m", None, 0)  # fmt: skip
+            packer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS, 4)
+            blob = packer.compress(reply.to_json().encode()) + packer.flush()
+            with lock:
+                db.execute(insert, (key, "m", None, 0, 1, 1, 0.0, 0.0, time.time(), blob))
+            budget.settle(reservation, 0.0)
+            record["replies"].append({"text": reply.text})
+            with log_lock:
+                for kind in ("worker_started", "call", "worker_done"):
+                    events.append({"seq": len(events) + 1, "kind": kind})
+                records.append(record)
+            return reply.text
+
+        started, cpu = time.perf_counter(), time.process_time()
+        with ThreadPoolExecutor(concurrency) as pool:
+            for future in [pool.submit(agent, f"q {i}") for i in range(calls)]:
+                future.result()
+        floor, floor_cpu = time.perf_counter() - started, time.process_time() - cpu
+        db.close()
+    bare, bare_cpu = bare_pool(calls, concurrency)
+    return {"ratio": floor / bare, "floor_cpu_us": floor_cpu / calls * 1e6,
+            "bare_cpu_us": bare_cpu / calls * 1e6}  # fmt: skip
 
 
 def front_door_medians(calls: int, concurrency: int, repeat: int) -> dict[str, Any]:
@@ -126,8 +194,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5, help="front-door repetitions")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--floor", action="store_true", help="also measure the minimal door")
     args = parser.parse_args()
     fd = front_door_medians(args.calls, 16, args.repeat)
+    floors = [minimal_front_door(args.calls, 16) for _ in range(args.repeat if args.floor else 0)]
     pe = parallel_efficiency(200, 16, 0.05)
     bw = barrier_waste(16, 16, 0.05, 1.0)
     rows = [
@@ -144,6 +214,18 @@ def main() -> None:
         + f") | within 3x | {'yes' if fd['ratio'] <= 3 else 'no'} |",
         f"| front door CPU per call (process CPU time, all threads), median | "
         f"{fd['run_cpu_us']:.0f} us vs bare pool {fd['bare_cpu_us']:.0f} us | (diagnostic) | - |",
+        *(
+            [
+                f"| floor: the contract work alone in one function on the bare pool "
+                f"(diagnostic, median of {len(floors)}) | "
+                f"{statistics.median(f['ratio'] for f in floors):.2f}x the bare pool (runs: "
+                + ", ".join(f"{f['ratio']:.2f}" for f in floors)
+                + f"); CPU per call {statistics.median(f['floor_cpu_us'] for f in floors):.0f}"
+                f" us vs {statistics.median(f['bare_cpu_us'] for f in floors):.0f} us | - | - |"
+            ]
+            if floors
+            else []
+        ),
         f"| parallel efficiency: 200 workers x 50 ms at concurrency 16 | {pe['wall_s']:.3f} s "
         f"vs ideal {pe['ideal_s']:.3f} s = {pe['ratio']:.3f} | within 10% (<= 1.10) | "
         f"{'yes' if pe['ratio'] <= 1.10 else 'no'} |",
