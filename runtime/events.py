@@ -19,6 +19,8 @@ from typing import IO, Any
 
 from .reply import Reply
 
+_monotonic_ns = time.monotonic_ns
+
 
 class EventLog:
     """An ordered, thread-safe event stream, optionally mirrored to a JSON-lines file."""
@@ -27,7 +29,7 @@ class EventLog:
         self.events: list[dict[str, Any]] = []
         self.path = None if path is None else Path(path)
         self._lock = threading.Lock()
-        self._t0 = time.monotonic()
+        self._t0 = time.monotonic_ns()
         self._file: IO[str] | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -37,7 +39,8 @@ class EventLog:
         with self._lock:
             event = {
                 "seq": len(self.events) + 1,
-                "t": round(time.monotonic() - self._t0, 6),
+                # whole microseconds, in integers: round(x, 6) costs twice as much per event
+                "t": (_monotonic_ns() - self._t0) // 1000 / 1e6,
                 "kind": kind,
                 **fields,
             }

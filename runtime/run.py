@@ -37,6 +37,8 @@ Thunk = Callable[[], Any]
 
 Plan = Callable[["Run"], Any]
 
+_FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
+
 
 class Run:
     """One execution of a plan: workers, budget, events, accounting."""
@@ -70,6 +72,7 @@ class Run:
         self._status = "created"
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
+        self._closed = False  # mirrors _cancelled for the hot path: an attribute, not a call
         self._done = threading.Event()
         self._fatal: RunError | None = None
         self._asked = 0
@@ -174,6 +177,7 @@ class Run:
         with self._lock:
             if self._cancelled.is_set():
                 return
+            self._closed = True
             self._cancelled.set()
             if self._fatal is None:
                 self._fatal = RunCancelled(f"The run {self.title!r} was cancelled: {reason}.")
@@ -198,7 +202,7 @@ class Run:
         return RunCancelled(f"The run {self.title!r} was cancelled{cause}.")
 
     def _check_open(self) -> None:
-        if self._cancelled.is_set():
+        if self._closed:
             raise self._cancelled_error()
 
     # -- plan words --------------------------------------------------------------------------
@@ -227,7 +231,8 @@ class Run:
         ``model`` names a role from the settings (or, failing that, a model at the default
         price). Raises ``RunError`` only for what ends the run.
         """
-        self._check_open()
+        if self._closed:
+            raise self._cancelled_error()
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
@@ -242,7 +247,8 @@ class Run:
               check: Check | None) -> Any:  # fmt: skip
         """One admitted worker's conversation, and how it ended."""
         try:
-            self._check_open()
+            if self._closed:
+                raise self._cancelled_error()
             record.messages.extend(build_messages(prompt, system=system, schema=schema, data=data))
             params = response_params(schema, self.settings.response_format)
             value = converse(
@@ -269,10 +275,8 @@ class Run:
         with self._lock:
             self._asked += 1
             asked = self._asked
-            record = WorkerRecord(
-                id=asked, label=label, role=role, model=self.settings.role(role).model,
-                phase=self.phase_name, prompt=str(prompt),
-            )  # fmt: skip
+            record = WorkerRecord(asked, label, role, self.settings.role(role).model,
+                                  self.phase_name, str(prompt))  # fmt: skip
             self.threads.append(record)
             refused = asked > self.max_agents
             self._counts["refused" if refused else "running"] += 1
@@ -294,18 +298,20 @@ class Run:
         def on_wait() -> None:
             self.log_events.emit("paused", worker=record.id, reason="budget cap")
 
+        # looked up once per worker, not once per call
+        ask, stop, record_call = self.llm.chat, self._cancelled.is_set, self.accounting.record
+        emit, worker, phase = self.log_events.emit, record.id, record.phase
+
         def chat(messages: list[dict[str, Any]]) -> Reply:
-            self._check_open()
-            reply = self.llm.chat(
-                messages, role=role, sample=sample, stop=self._cancelled.is_set,
-                on_wait=on_wait, **params,
-            )  # fmt: skip
-            self.accounting.record(record.phase, role or reply.model, record.id, reply)
-            self.log_events.emit(
-                "call", worker=record.id, turn=record.turns + 1, phase=record.phase,
-                role=role, model=reply.model, cached=reply.cached, standin=reply.standin,
-                credits=reply.billed, would_credits=reply.credits if reply.standin else 0.0,
-                seconds=round(reply.seconds, 6),
+            if self._closed:
+                raise self._cancelled_error()
+            reply = ask(messages, role=role, sample=sample, stop=stop, on_wait=on_wait, **params)
+            record_call(phase, role or reply.model, worker, reply)
+            standin = reply.standin
+            emit(
+                "call", worker=worker, turn=record.turns + 1, phase=phase, role=role,
+                model=reply.model, cached=reply.cached, standin=standin, credits=reply.billed,
+                would_credits=reply.credits if standin else 0.0, seconds=round(reply.seconds, 6),
             )  # fmt: skip
             return reply
 
@@ -318,7 +324,7 @@ class Run:
         with self._lock:
             self._counts["running"] -= 1
             self._counts[status] += 1
-        kind = {"done": "worker_done", "failed": "worker_failed"}.get(status, "worker_cancelled")
+        kind = _FINISHED.get(status, "worker_cancelled")
         self.log_events.emit(kind, worker=record.id, turns=record.turns, credits=record.credits,
                              would_credits=record.would_credits, error=error)  # fmt: skip
 
@@ -329,9 +335,11 @@ class Run:
 
     def _guarded(self, index: int, thunk: Thunk) -> Any:
         """Run a thunk as a worker: a plain exception stays with it (result None)."""
-        self._check_open()
-        outer = getattr(self._local, "worker", False)
-        self._local.worker = True
+        if self._closed:
+            raise self._cancelled_error()
+        local = self._local
+        outer = getattr(local, "worker", False)
+        local.worker = True
         try:
             return thunk()
         except RunError:
@@ -341,15 +349,16 @@ class Run:
                                  error=f"{type(exc).__name__}: {exc}")  # fmt: skip
             return None
         finally:
-            self._local.worker = outer
+            local.worker = outer
 
     def submit(self, index: int, thunk: Thunk) -> Future[Any]:
         """Schedule one thunk on the pool (used by ``parallel`` and ``stream``)."""
         self._check_open()
+        mib = self.settings.thread_stack_mb
         try:
-            with thread_stack(
-                self.settings.thread_stack_mb
-            ):  # the pool starts its threads on submit
+            if mib is None:  # the platform's stack: no context manager on every submit
+                return self._pool.submit(self._guarded, index, thunk)
+            with thread_stack(mib):  # the pool starts its threads on submit
                 return self._pool.submit(self._guarded, index, thunk)
         except RuntimeError:  # cancel() shut the pool down between the check and the submit
             if self._cancelled.is_set():

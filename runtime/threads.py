@@ -15,7 +15,7 @@ from .reply import Reply
 STATUSES = ("running", "done", "failed", "refused", "cancelled")
 
 
-@dataclass
+@dataclass(slots=True)  # no per-record __dict__ for the garbage collector to walk
 class WorkerRecord:
     id: int
     label: str | None
