@@ -160,9 +160,10 @@ class Ledger:
     def put(self, key: str, reply: Reply) -> bool:
         """Store an answer; the first answer for a key wins. The row is committed on return.
 
-        Group commit: a writer that finds others queued commits their rows with its own in one
-        transaction, so many threads share one commit. Returns True when this call stored the
-        row, False when the key was already there.
+        Group commit: a writer that finds no commit running leads and commits every row queued
+        by then in one transaction; writers arriving meanwhile wait for a leader to commit
+        theirs (see ``_lead``). Returns True when this call stored the row, False when the key
+        was already there.
         """
         blob = compress(reply.to_json().encode("utf-8"))
         entry = _Pending((
