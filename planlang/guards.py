@@ -43,6 +43,7 @@ def _attribute_table() -> dict[type, dict[str, str | None]]:
     for name in ("join", "replace", "ljust", "rjust", "center", "zfill", "expandtabs"):
         table[str][name] = name
     table[list]["extend"] = "extend"
+    table[list]["sort"] = "sort"  # key= may be a C callable: planlang.walks
     return table
 
 

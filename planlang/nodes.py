@@ -7,6 +7,7 @@ check.
 from __future__ import annotations
 
 import ast
+import copy
 from typing import cast
 
 __all__ = ["_call", "_is_number", "_small_spec", "_unpack_call"]
@@ -48,3 +49,50 @@ def _small_spec(spec: ast.expr) -> bool:
 
 def _is_number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def priced_text(value: ast.expr, node: ast.AST) -> ast.expr:
+    """``_text_(value)``; for a bare name, ``x if _type_(x) in _text_kinds_ else _text_(x)``:
+    most fields are names of strings and numbers, and the inline test costs half the call. A
+    name read twice is the same value: plans cannot rebind a name from another thread."""
+    if not isinstance(value, ast.Name):
+        return _call("_text_", [value], node)
+    load = lambda: ast.Name(value.id, ast.Load())  # noqa: E731
+    test = ast.Compare(
+        left=_call("_type_", [load()], node),
+        ops=[ast.In()],
+        comparators=[ast.Name("_text_kinds_", ast.Load())],
+    )
+    checked = ast.IfExp(test=test, body=load(), orelse=_call("_text_", [load()], node))
+    checked._pl_text_of = value.id  # type: ignore[attr-defined]  # see merged_text_checks
+    return ast.fix_missing_locations(ast.copy_location(checked, node))
+
+
+def merged_text_checks(node: ast.JoinedStr) -> ast.expr:
+    """One test for all the bare-name fields of an f-string instead of one test each:
+    ``f"{a}{b}"`` becomes ``f"{a}{b}" if _all_text_(_map_(_type_, (a, b))) else
+    f"{_text_(a)}{_text_(b)}"``. The test runs in C; only one branch is evaluated, so the other
+    fields (calls and all) still run once."""
+    checked = [
+        part
+        for part in node.values
+        if isinstance(part, ast.FormattedValue) and hasattr(part.value, "_pl_text_of")
+    ]
+    names = list(dict.fromkeys(part.value._pl_text_of for part in checked))  # type: ignore[attr-defined]
+    if len(names) < 2:
+        return node
+    slow = copy.deepcopy(node)
+    for fast_part, slow_part in zip(node.values, slow.values, strict=True):
+        if fast_part in checked:
+            assert isinstance(fast_part, ast.FormattedValue)
+            assert isinstance(slow_part, ast.FormattedValue)
+            name = fast_part.value._pl_text_of  # type: ignore[attr-defined]
+            fast_part.value = ast.copy_location(ast.Name(name, ast.Load()), fast_part)
+            slow_part.value = _call(
+                "_text_", [ast.copy_location(ast.Name(name, ast.Load()), slow_part)], slow_part
+            )
+    loads: list[ast.expr] = [ast.Name(name, ast.Load()) for name in names]
+    kinds = _call("_map_", [ast.Name("_type_", ast.Load()), ast.Tuple(loads, ast.Load())], node)
+    test = _call("_all_text_", [kinds], node)
+    merged = ast.IfExp(test=test, body=node, orelse=slow)
+    return ast.fix_missing_locations(ast.copy_location(merged, node))

@@ -17,7 +17,14 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 from planlang import language as L
 from planlang.guards import ATTRIBUTES
 from planlang.infer import INT_SAFE_OPS, Kinds
-from planlang.nodes import _call, _is_number, _small_spec, _unpack_call
+from planlang.nodes import (
+    _call,
+    _is_number,
+    _small_spec,
+    _unpack_call,
+    merged_text_checks,
+    priced_text,
+)
 
 __all__ = ["PlanPolicy", "RawProblem"]
 
@@ -180,7 +187,17 @@ class PlanPolicy(RestrictingNodeTransformer):
         needs_apply = any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         )
+        text_of = (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "str"
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+            and not (self.kinds is not None and self.kinds.kind(node.args[0]) == "int")
+        )
         node = self.node_contents_visit(node)
+        if text_of:  # str(x) -> str(_text_(x)): the text priced before it is made
+            node.args[0] = _call("_text_", [node.args[0]], node.args[0])
         if needs_apply:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 # f(a, *b, *c) -> _apply_(f, *_unpack_("tuple", (a,), b, c)): the argument
@@ -341,12 +358,15 @@ class PlanPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if not fields or bounded:
             return node
-        return _call("_fstr_", [node], node)
+        return _call("_fstr_", [merged_text_checks(node)], node)
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
+        proven_int = self.kinds is not None and self.kinds.kind(node.value) == "int"
         value = cast(ast.expr, self.visit(node.value))
         if node.format_spec is None or _small_spec(node.format_spec):
-            node.value = value  # no width past _SMALL_SPEC: formatted natively
+            # no width past _SMALL_SPEC: formatted natively, once _text_ has priced the value's
+            # text (a container's repr may be far larger than the container: planlang.walks)
+            node.value = value if proven_int else priced_text(value, node)
             return node
         # The spec's own fields are formatted natively: its length is checked by _fmt_.
         spec = self.node_contents_visit(node.format_spec)

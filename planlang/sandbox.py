@@ -13,9 +13,8 @@ import builtins
 import operator
 import reprlib
 import threading
-import time
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from planlang import language as L
@@ -24,7 +23,9 @@ from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeE
 from planlang.guards import Guards
 from planlang.limits import Limits, Meter
 from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
-from planlang.values import SCALARS, _flat_copy, freeze, thaw
+from planlang.values import SCALARS, freeze, thaw
+from planlang.walks import TEXT_SCALARS
+from planlang.words import host_word
 
 __all__ = ["Sandbox", "current_meter"]
 
@@ -125,7 +126,7 @@ class Sandbox:
     def _namespace(self, meter: Meter, filename: str) -> dict[str, Any]:
         namespace: dict[str, Any] = {"__name__": "plan"}
         guards = Guards(meter, namespace)
-        guards.host_word = lambda name, fn, fresh=False: _host_word(
+        guards.host_word = lambda name, fn, fresh=False: host_word(
             name, fn, meter, namespace, fresh
         )
         plan_builtins = dict(_BASE_BUILTINS)
@@ -168,6 +169,10 @@ class Sandbox:
             _fmt_=guards.fmt,
             _fstr_=guards.fstr,
             _text_=guards.text,
+            _type_=type,  # for the inline test of f-string fields (see nodes.priced_text)
+            _text_kinds_=TEXT_SCALARS,
+            _all_text_=TEXT_SCALARS.issuperset,  # and of nodes.merged_text_checks
+            _map_=map,
             _setslice_=guards.setslice,
             _unpack_=guards.unpack,
         )
@@ -208,53 +213,6 @@ def _range(meter: Meter, *args: Any) -> range:
         raise  # unreachable: trip raises
     meter.allow_size(n, "range()")
     return r
-
-
-def _host_word(
-    name: str,
-    fn: Callable[..., Any],
-    meter: Meter,
-    namespace: dict[str, Any],
-    fresh: bool = False,
-) -> Callable[..., Any]:
-    """Wrap a host callable: count it, watch the clock around it, copy its result in.
-
-    ``fresh`` (from ``HostWord``) hands a dict or list result over uncopied. This wrapper runs
-    once per host call, so it is kept to the few checks that must happen on every call.
-    """
-    where = f"The host word {name!r}"
-    monotonic = time.monotonic
-    handed_over = (dict, list) if fresh else ()
-
-    def word(*args: Any, **kwargs: Any) -> Any:
-        if meter.tripped is not None:
-            raise meter.tripped
-        meter.steps += 1
-        if meter.steps >= meter.next_check or monotonic() > meter.deadline:
-            meter.checkpoint()
-        if kwargs and any(key.startswith("_") for key in kwargs):  # f(**{"_x": 1})
-            raise TypeError(f"{where} cannot take an argument whose name starts with '_'.")
-        result = fn(*args, **kwargs)
-        if meter.tripped is not None:  # a limit fired in plan code the word called back
-            raise meter.tripped
-        kind = type(result)
-        if kind in SCALARS or kind in handed_over:
-            return result
-        if kind is dict:  # the common answer: a flat JSON object
-            flat = _flat_copy(result)
-            if flat is not None:
-                return flat
-        elif hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in
-            return _thawed_items(result, namespace, where)
-        return thaw(result, namespace, where)
-
-    word.__name__ = word.__qualname__ = name
-    return word
-
-
-def _thawed_items(items: Iterator[Any], namespace: dict[str, Any], where: str) -> Iterator[Any]:
-    for item in items:
-        yield thaw(item, namespace, where)
 
 
 def _plan_line(error: BaseException, filename: str) -> int | None:

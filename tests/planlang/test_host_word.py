@@ -81,3 +81,84 @@ def test_host_words_nested_in_host_data_keep_their_promise():
 def test_a_host_word_must_wrap_a_function(bad):
     with pytest.raises(TypeError, match="HostWord needs a function"):
         HostWord(bad)
+
+
+# -- the wrapper keeps each host function's own signature ---------------------------------------
+
+
+def plain(a, b):
+    return [a, b]
+
+
+def with_defaults(a, b=2, *, c=3, d):
+    return [a, b, c, d]
+
+
+def positional_only(a, b=5, /, c=6):
+    return [a, b, c]
+
+
+def catch_all(*args, **kwargs):
+    return [list(args), sorted(kwargs)]
+
+
+class Greeter:
+    def __init__(self):
+        self.seen = []
+
+    def greet(self, who, punctuation="!"):
+        self.seen.append(who)
+        return f"hello {who}{punctuation}"
+
+
+@pytest.mark.parametrize(
+    ("word", "call", "expected"),
+    [
+        (plain, "w(1, 2)", [1, 2]),
+        (plain, "w(b=1, a=2)", [2, 1]),
+        (with_defaults, "w(1, d=4)", [1, 2, 3, 4]),
+        (with_defaults, "w(1, 9, c=8, d=7)", [1, 9, 8, 7]),
+        (positional_only, "w(1)", [1, 5, 6]),
+        (positional_only, "w(1, 2, c=3)", [1, 2, 3]),
+        (catch_all, "w(1, x=2, y=3)", [[1], ["x", "y"]]),
+        (Greeter().greet, "w('ann')", "hello ann!"),
+        (Greeter().greet, "w(who='bo', punctuation='?')", "hello bo?"),
+        (len, "w([1, 2, 3])", 3),
+    ],
+)
+def test_host_words_take_their_arguments_as_the_function_does(word, call, expected):
+    assert Sandbox(host={"w": word}).run(f"result = {call}\n") == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "call", "message"),
+    [
+        (plain, "w(1)", "w() missing 1 required positional argument: 'b'"),
+        (plain, "w(1, 2, 3)", "w() takes 2 positional arguments but 3 were given"),
+        (with_defaults, "w(1)", "w() missing 1 required keyword-only argument: 'd'"),
+        (positional_only, "w(a=1)", "w() got some positional-only arguments passed as keyword"),
+        (plain, "w(1, 2, **{'_x': 3})", "unexpected keyword argument '_x'"),
+        (catch_all, "w(**{'_x': 3})", "cannot take an argument whose name starts with '_'"),
+    ],
+)
+def test_argument_errors_name_the_word_and_underscore_keywords_never_arrive(word, call, message):
+    with pytest.raises(PlanRuntimeError, match="TypeError") as caught:
+        Sandbox(host={"w": word}).run(f"result = {call}\n")
+    assert message in str(caught.value)
+    assert caught.value.line == 1
+
+
+def test_a_host_function_with_underscore_parameters_keeps_them_out_of_reach():
+    def lookup(term, _cache=None):
+        return "cached" if _cache is not None else term
+
+    box = Sandbox(host={"lookup": lookup})
+    assert box.run("result = lookup('x')\n") == "x"
+    with pytest.raises(PlanRuntimeError, match="starts with '_'"):
+        box.run("result = lookup('x', **{'_cache': 1})\n")
+
+
+def test_a_bound_methods_object_still_sees_its_calls():
+    greeter = Greeter()
+    Sandbox(host={"greet": greeter.greet}).run("a = greet('x')\nb = greet('y', '.')\n")
+    assert greeter.seen == ["x", "y"]

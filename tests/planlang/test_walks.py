@@ -112,16 +112,38 @@ def test_text_is_refused_before_it_is_made(call):
     assert "would make" in str(caught.value)
 
 
-WIRING = "needs the checker to route str(x) and f-string fields through _text_ (see report)"
-
-
-@pytest.mark.xfail(reason=WIRING, strict=True)
-@pytest.mark.parametrize("expression", ["str(x)", "f'{x}'", "f'{x!r}'", "f'a{x}b{1}'"])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "str(x)",
+        "f'{x}'",
+        "f'{x!r}'",
+        "f'a{x}b{1}'",
+        "f'{name}: {x}'",  # several bare names share one test
+        "f'{x}{name}{x}'",
+        "f'{name}{n}{x:>3}'",
+        "f'{name}{[x][0]}'",  # a field that is not a bare name
+        "f'{name}{n:{x}}'",  # a field inside a format spec
+    ],
+)
 def test_str_and_f_string_fields_are_priced_before_they_are_made(expression):
-    source = "x = [1]\nfor i in range(20):\n    x = [x, x]\ns = " + expression + "\n"
+    prelude = "name = 'a'\nn = 3\nx = [1]\nfor i in range(20):\n    x = [x, x]\n"
+    source = prelude + "s = " + expression + "\n"
     with pytest.raises(PlanLimitError) as caught:
         run(source)
     assert "of a list" in str(caught.value)  # the walk's message, not the f-string's afterwards
+
+
+def test_f_strings_with_several_fields_evaluate_each_field_once():
+    calls = []
+
+    def count(value):
+        calls.append(value)
+        return value
+
+    source = "a = 'x'\nb = [1, 2]\nresult = f'{a}{count(1)}{b}{a!r}:{count(2):>4}'\n"
+    assert Sandbox(host={"count": count}).run(source) == "x1[1, 2]'x':   2"
+    assert calls == [1, 2]
 
 
 def test_list_sort_charges_its_key_calls():
@@ -135,7 +157,6 @@ def test_list_sort_charges_its_key_calls():
     assert caught.value.kind == "steps"
 
 
-@pytest.mark.xfail(reason="needs list.sort wired to _sized_sort in guards.ATTRIBUTES", strict=True)
 def test_the_list_sort_method_is_guarded_in_a_plan():
     source = "big = list(range(10**4))\nxs = list(range(200))\nxs.sort(key=big.count)\n"
     with pytest.raises(PlanLimitError):

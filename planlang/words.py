@@ -1,0 +1,129 @@
+"""Host words: the wrapper between a plan and each host callable.
+
+Every host call goes through one: it counts a step, looks at the clock (a host word may block,
+so this cannot wait for the next checkpoint), refuses underscore keywords, and copies the result
+into plain data the plan owns. It runs once per host call, so the common case is made cheap: for
+a Python function with a plain signature the wrapper is generated with the same parameters, so a
+call passes its arguments straight through instead of packing ``*args, **kwargs`` (a third of
+the wrapper's cost).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from planlang.limits import Meter
+from planlang.values import SCALARS, _flat_copy, thaw
+
+__all__ = ["host_word"]
+
+_GENERIC = "*args, **kwargs"
+
+
+def host_word(
+    name: str,
+    fn: Callable[..., Any],
+    meter: Meter,
+    namespace: dict[str, Any],
+    fresh: bool = False,
+) -> Callable[..., Any]:
+    """Wrap a host callable: count it, watch the clock around it, copy its result in.
+
+    ``fresh`` (from ``HostWord``) hands a dict or list result over uncopied.
+    """
+    where = f"The host word {name!r}"
+    handed_over = SCALARS | {dict, list} if fresh else SCALARS
+
+    def settle(result: Any) -> Any:
+        """The result as the plan may hold it (called only off the fast path)."""
+        if meter.tripped is not None:  # a limit fired in plan code the word called back
+            raise meter.tripped
+        if type(result) is dict:  # the common answer: a flat JSON object
+            flat = _flat_copy(result)
+            if flat is not None:
+                return flat
+        elif hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in
+            return _thawed_items(result, namespace, where)
+        return thaw(result, namespace, where)
+
+    def underscore(kwargs: dict[str, Any]) -> None:
+        if any(key.startswith("_") for key in kwargs):  # f(**{"_x": 1})
+            raise TypeError(f"{where} cannot take an argument whose name starts with '_'.")
+
+    parameters, arguments = _passing(fn)
+    # The template's own names start with "_": a parameter (never "_"-named) cannot shadow them.
+    scope: dict[str, Any] = {
+        "_meter": meter,
+        "_monotonic": time.monotonic,
+        "_fn": fn,
+        "_handed_over": handed_over,
+        "_settle": settle,
+        "_underscore": underscore,
+    }
+    generic = parameters == _GENERIC
+    check_kwargs = "    if kwargs: _underscore(kwargs)\n" if generic else ""
+    call = "_fn(*args, **kwargs) if kwargs else _fn(*args)" if generic else f"_fn({arguments})"
+    source = (
+        f"def _word({parameters}):\n"
+        "    if _meter.tripped is not None:\n"
+        "        raise _meter.tripped\n"
+        "    _meter.steps += 1\n"
+        "    if _meter.steps >= _meter.next_check or _monotonic() > _meter.deadline:\n"
+        "        _meter.checkpoint()\n"
+        f"{check_kwargs}"
+        f"    _result = {call}\n"
+        "    if _meter.tripped is None and type(_result) in _handed_over:\n"
+        "        return _result\n"
+        "    return _settle(_result)\n"
+    )
+    exec(compile(source, f"<host word {name}>", "exec"), scope)  # noqa: S102 - our own template
+    word: types.FunctionType = scope["_word"]
+    # Argument errors name the word as the plan knows it: "agent() missing 1 required ..."
+    word.__code__ = word.__code__.replace(co_name=name, co_qualname=name)
+    if not generic:
+        function = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        assert isinstance(function, types.FunctionType)  # _passing said so
+        word.__defaults__ = function.__defaults__  # the same objects: calls behave the same
+        word.__kwdefaults__ = function.__kwdefaults__
+    word.__name__ = word.__qualname__ = name
+    return word
+
+
+def _passing(fn: Callable[..., Any]) -> tuple[str, str]:
+    """(parameter list, argument list) of a wrapper with ``fn``'s own signature, read from its
+    code object, or the generic pair for anything else: builtins, callable objects, partials,
+    ``*args``/``**kwargs``, and names that start with ``_`` (a plan must not reach them)."""
+    bound = isinstance(fn, types.MethodType)
+    function = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if not isinstance(function, types.FunctionType):
+        return _GENERIC, ""
+    code = function.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return _GENERIC, ""
+    n_positional, n_keyword = code.co_argcount, code.co_kwonlyargcount
+    names = list(code.co_varnames[: n_positional + n_keyword])
+    posonly = code.co_posonlyargcount
+    defaults = function.__defaults__ or ()
+    if bound:  # self is bound: it must be a plain first parameter without a default
+        if n_positional == 0 or len(defaults) >= n_positional:
+            return _GENERIC, ""
+        names, n_positional, posonly = names[1:], n_positional - 1, max(posonly - 1, 0)
+    if any(name.startswith("_") for name in names):
+        return _GENERIC, ""
+    parameters = names[:n_positional]
+    if posonly:
+        parameters.insert(posonly, "/")
+    if n_keyword:
+        parameters.append("*")
+        parameters += names[n_positional:]
+    arguments = names[:n_positional] + [f"{k}={k}" for k in names[n_positional:]]
+    return ", ".join(parameters), ", ".join(arguments)
+
+
+def _thawed_items(items: Iterator[Any], namespace: dict[str, Any], where: str) -> Iterator[Any]:
+    for item in items:
+        yield thaw(item, namespace, where)
