@@ -112,8 +112,8 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
             filename, digest, (Problem(filename, 1, 1, "PL001", f"cannot parse: {error}"),)
         )
     policy = PlanPolicy()
-    policy.kinds = Kinds(tree)
     try:
+        policy.kinds = Kinds(tree)
         policy.visit(tree)
     except RecursionError:
         return CheckResult(

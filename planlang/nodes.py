@@ -43,8 +43,10 @@ def _small_spec(spec: ast.expr) -> bool:
                for part in spec.values):  # fmt: skip
         return False
     text = "".join(str(cast(ast.Constant, part).value) for part in spec.values)
+    # Any digit-like character counts ("²" is a digit to isdigit but not to int()): a spec with
+    # one that is not a plain ASCII digit is not "small", and _fmt_ lets format() judge it.
     digits = "".join(c if c.isdigit() else " " for c in text).split()
-    return all(len(d) <= 4 and int(d) <= _SMALL_SPEC for d in digits)
+    return all(d.isascii() and len(d) <= 4 and int(d) <= _SMALL_SPEC for d in digits)
 
 
 def _is_number(node: ast.expr) -> bool:

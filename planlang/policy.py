@@ -28,6 +28,8 @@ from planlang.nodes import (
 
 __all__ = ["PlanPolicy", "RawProblem"]
 
+# f-string fields per f-string: CPython's compiler takes quadratic time in their number.
+MAX_FSTRING_FIELDS = 1000
 _ALLOWED_NODES = L.ALLOWED_STATEMENTS | L.ALLOWED_EXPRESSIONS | L.ALLOWED_PARTS
 _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
                    ast.LShift: "_lshift_", ast.Mod: "_mod_"}  # fmt: skip
@@ -61,6 +63,9 @@ class PlanPolicy(RestrictingNodeTransformer):
         super().__init__(errors, warnings, used_names)
         self.problems: list[RawProblem] = []
         self._tmp = 0
+        # ids of products taken modulo a constant right away, as in (h * 31 + c) % 1000003:
+        # only those stay native, so no loop can grow an integer past int_bits natively
+        self._reduced: set[int] = set()
 
     # -- reporting -----------------------------------------------------------------------
 
@@ -275,7 +280,13 @@ class PlanPolicy(RestrictingNodeTransformer):
     # -- operators -----------------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        native = self.kinds is not None and self.kinds.native_binop(node)  # before rewriting
+        if isinstance(node.op, ast.Mod) and _is_int_constant(node.right):
+            self._reduced.update(_arithmetic_below(node.left))
+        native = (
+            self.kinds is not None
+            and self.kinds.native_binop(node)  # before rewriting
+            and (not isinstance(node.op, ast.Mult) or id(node) in self._reduced)
+        )
         node = self.node_contents_visit(node)
         guard = _GUARDED_BINOPS.get(type(node.op))
         if native:
@@ -312,6 +323,9 @@ class PlanPolicy(RestrictingNodeTransformer):
             load = ast.copy_location(ast.Name(target.id, ast.Load()), target)
             call = _call("_inplacevar_", [ast.Constant(op), load, value], node)  # type: ignore[list-item]
             return ast.copy_location(ast.Assign(targets=[target], value=call), node)
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+            self.problem(node, "PL112", "a slice may only be assigned on its own: xs[a:b] = ys")
+            return node
         if isinstance(target, ast.Subscript):
             # x[k] += v  ->  _augN = x; _augM = k; _write_(_augN)[_augM] = _inplacevar_(...)
             container = cast(ast.expr, self.visit(target.value))
@@ -348,11 +362,17 @@ class PlanPolicy(RestrictingNodeTransformer):
         """f-strings: the whole result is size-checked once (``_fstr_``); a field with a format
         spec also goes through ``_fmt_``, which checks its widths before formatting."""
         fields = [part for part in node.values if isinstance(part, ast.FormattedValue)]
-        # integers and small constant specs make a string no longer than the source allows
-        bounded = all(
+        if len(fields) > MAX_FSTRING_FIELDS:  # CPython compiles these in quadratic time
+            self.problem(node, "PL005", f"an f-string may have at most {MAX_FSTRING_FIELDS:,} "
+                         f"fields; this one has {len(fields):,}")  # fmt: skip
+            return node
+        # A few integers in decimal (at most sys.int_max_str_digits each) make a short string;
+        # a spec such as ``b`` or ``x`` is not bounded that way, so those are still checked.
+        bounded = len(fields) <= 16 and all(
             self.kinds is not None
             and self.kinds.kind(part.value) == "int"
-            and (part.format_spec is None or _small_spec(part.format_spec))
+            and part.format_spec is None
+            and part.conversion in (-1, 114, 115)
             for part in fields
         )
         node = self.node_contents_visit(node)
@@ -395,3 +415,22 @@ class PlanPolicy(RestrictingNodeTransformer):
         name = "_iter_unpack_sequence_" if isinstance(node.target, ast.Tuple) else "_getiter_"
         node.iter = _call(name, [node.iter], node.iter)
         return node
+
+
+def _is_int_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value != 0
+
+
+def _arithmetic_below(node: ast.AST) -> list[int]:
+    """ids of the BinOps reached from ``node`` through arithmetic alone (no call, subscript or
+    name in between): their values flow into the enclosing ``%`` and are stored nowhere else."""
+    found: list[int] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.BinOp):
+            found.append(id(current))
+            stack += (current.left, current.right)
+        elif isinstance(current, ast.UnaryOp):
+            stack.append(current.operand)
+    return found
