@@ -63,7 +63,9 @@ class Kinds:
         self._first: dict[str, tuple[int, bool]] = {}  # name -> (statement, read there?)
         self._collect(tree, self._module, scopes)
         self.trusted = _TRUSTED - self._bound_anywhere - self._walrus
+        self._small_loads: set[int] = set()
         for scope in scopes:
+            self._find_small_loads(scope)
             kinds = self._solve(scope)
             if scope is self._module and kinds:
                 kinds = {n: k for n, k in kinds.items() if self._assigned_first(tree, n)}
@@ -97,6 +99,36 @@ class Kinds:
         if isinstance(node.op, INT_SAFE_OPS):
             return True
         return isinstance(node.op, ast.Mult) and (_small(node.left) or _small(node.right))
+
+    def small_product(self, node: ast.BinOp) -> bool:
+        """``i * j`` of loop variables over ``range`` with small constant bounds (or such a
+        variable and a small constant): under 2**62, and no loop can grow it, since neither
+        name is bound any other way."""
+        return isinstance(node.op, ast.Mult) and all(
+            _small(side) or id(side) in self._small_loads for side in (node.left, node.right)
+        )
+
+    def _find_small_loads(self, scope: _Scope) -> None:
+        for load in scope.loads:
+            bindings = scope.bindings.get(load.id)
+            if (
+                bindings
+                and load.id not in self._walrus
+                and all(how == "for" and self._small_range(value) for how, value, _ in bindings)
+            ):
+                self._small_loads.add(id(load))
+
+    def _small_range(self, expr: ast.AST | None) -> bool:
+        return (
+            self._is_call(expr, "range")
+            and isinstance(expr, ast.Call)
+            and not expr.keywords
+            and 1 <= len(expr.args) <= 3
+            and all(
+                isinstance(a, ast.Constant) and type(a.value) is int and abs(a.value) < 2**31
+                for a in expr.args
+            )
+        )
 
     # -- collecting bindings and loads per scope -----------------------------------------
 

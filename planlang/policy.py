@@ -282,10 +282,12 @@ class PlanPolicy(RestrictingNodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         if isinstance(node.op, ast.Mod) and _is_int_constant(node.right):
             self._reduced.update(_arithmetic_below(node.left))
-        native = (
-            self.kinds is not None
-            and self.kinds.native_binop(node)  # before rewriting
-            and (not isinstance(node.op, ast.Mult) or id(node) in self._reduced)
+        native = self.kinds is not None and (  # asked before rewriting
+            self.kinds.small_product(node)
+            or (
+                self.kinds.native_binop(node)
+                and (not isinstance(node.op, ast.Mult) or id(node) in self._reduced)
+            )
         )
         node = self.node_contents_visit(node)
         guard = _GUARDED_BINOPS.get(type(node.op))

@@ -8,6 +8,7 @@ import ast
 
 import pytest
 
+import planlang
 from planlang import Limits, PlanLimitError, Sandbox
 from planlang.infer import Kinds
 
@@ -91,3 +92,36 @@ def test_squaring_an_integer_is_still_guarded():
 def test_host_names_may_not_shadow_builtins():
     with pytest.raises(ValueError, match="shadow the builtin"):
         Sandbox(host={"range": lambda n: ["x" * 1000] * n})
+
+
+def _guarded_products(source: str) -> int:
+    from planlang.policy import PlanPolicy
+
+    tree = ast.parse(source)
+    policy = PlanPolicy()
+    policy.kinds = Kinds(tree)
+    policy.visit(tree)
+    return ast.unparse(tree).count("_mul_(")
+
+
+@pytest.mark.parametrize(
+    ("source", "guarded"),
+    [
+        ("e = [n * n for n in range(1500)]", 0),  # small range variables: native
+        ("def f():\n    for i in range(9):\n        x = i * i + 3\n    return x", 0),
+        ("e = [n * n for n in range(2**40)]", 1),  # bound not a small constant
+        ("def f(k):\n    return [j * j for j in range(k)]", 1),  # bound not a constant
+        ("def f():\n    for i in range(5):\n        i = i * i\n    return i", 1),  # rebound
+        ("def f():\n    for i in range(5):\n        y = (i := 2**64) * i\n    return y", 1),
+        ("def f():\n    for i in range(5):\n        del i\n        x = i * i", 1),
+        ("x = 3\nfor i in range(10):\n    x = x * 65535", 1),  # grows every step
+        ("t = 0\nfor c in 'ab':\n    t = (t * 31 + ord(c)) % 1000003", 0),  # reduced at once
+    ],
+)
+def test_products_stay_native_only_where_they_cannot_grow(source, guarded):
+    assert _guarded_products(source) == guarded
+
+
+def test_a_rebound_range_is_not_trusted_for_small_products():
+    source = "range = lambda n: [2**4000]\nfor i in range(3):\n    x = i * i\n"
+    assert not planlang.check(source).ok or _guarded_products(source) == 1
