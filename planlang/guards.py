@@ -16,7 +16,8 @@ from typing import Any
 
 from planlang import language as L
 from planlang.limits import Meter
-from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, SizeGuards
+from planlang.plantypes import PlanDict, PlanType
+from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, _WALKING, SizeGuards
 from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Guards"]
@@ -43,6 +44,13 @@ def _attribute_table() -> dict[type, dict[str, str | None]]:
     for name in ("join", "replace", "ljust", "rjust", "center", "zfill", "expandtabs"):
         table[str][name] = name
     table[list]["extend"] = "extend"
+    for name in ("upper", "lower", "casefold", "title", "swapcase", "capitalize"):
+        table[str][name] = name  # up to three characters of one: planlang.sizes._sized_case
+    for kind in (set, frozenset):  # methods that walk every argument in C: sized by the total
+        for name in _WALKING:
+            if name in table[kind]:
+                table[kind][name] = "set_" + name
+    table[dict]["update"] = "dict_update"
     table[list]["sort"] = "sort"  # key= may be a C callable: planlang.walks
     return table
 
@@ -79,11 +87,14 @@ class Guards(SizeGuards):
 
                 return thaw(getattr(obj._target, name), None, f"{obj._label}.{name}")
             raise AttributeError(f"The host object {obj._label!r} does not offer {name!r}.")
-        if type(obj) is type:
-            if name in _TYPE_OBJECTS.get(obj, ()):
+        if type(obj) is PlanDict and name in _TYPE_OBJECTS[dict]:
+            return getattr(obj, name)  # dict.fromkeys, charged like dict() (planlang.plantypes)
+        if type(obj) is type or isinstance(obj, PlanType):
+            of: type = obj.type if isinstance(obj, PlanType) else obj
+            if of is obj and name in _TYPE_OBJECTS.get(of, ()):
                 return getattr(obj, name)
             raise AttributeError(
-                f"{name!r} is not an attribute a plan may use on the type {obj.__name__!r}; "
+                f"{name!r} is not an attribute a plan may use on the type {of.__name__!r}; "
                 "call methods on values instead."
             )
         if type(obj) in (ReadOnlyDict, ReadOnlyList) and name in ATTRIBUTES[type(obj).__mro__[1]]:
@@ -129,6 +140,10 @@ class Guards(SizeGuards):
         if isinstance(x, ReadOnlyDict | ReadOnlyList):
             raise TypeError(_READ_ONLY)
         if op == "+=":
+            if type(x) is list and not hasattr(y, "__len__"):
+                # list.extend(iterator) runs in C, and an iterator over the list itself (zip,
+                # iter, filter) feeds on what it adds: take the items through the metered loop
+                y = list(self.getiter(y))
             return self._concat(x, y, operator.iadd)
         if op == "*=":
             return self.mul(x, y, operator.imul)

@@ -22,6 +22,7 @@ from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.guards import Guards
 from planlang.limits import Limits, Meter
+from planlang.plantypes import plan_types
 from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
 from planlang.values import SCALARS, freeze, thaw
 from planlang.walks import TEXT_SCALARS
@@ -147,6 +148,8 @@ class Sandbox:
             any=guards.any,
             all=guards.all,
             filter=guards.filter,
+            # planlang.plantypes: str, int, list, tuple, set, frozenset, dict priced when called
+            **plan_types(guards),
         )
         namespace["__builtins__"] = plan_builtins
         namespace.update(
@@ -264,7 +267,19 @@ def _convert(error: BaseException, meter: Meter, filename: str) -> PlanError:
     return PlanRuntimeError(message, error_type=kind, line=line, filename=filename)
 
 
-_SHORT = reprlib.Repr()
+class _ShortRepr(reprlib.Repr):
+    """reprlib, bounded all the way down: for a type it has no rule for, reprlib calls the
+    built-in ``repr``, and ``repr(slice(x))`` or ``repr(KeyError(x))`` walks ``x`` whole."""
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        if type(x) in SCALARS:
+            return super().repr_instance(x, level)
+        if isinstance(x, BaseException) and level > 0:
+            return f"{type(x).__name__}({self.repr1(x.args, level - 1)[1:-1].rstrip(',')})"
+        return f"<{type(x).__name__}>"
+
+
+_SHORT = _ShortRepr()
 _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 4, 200, 200
 _MAX_MESSAGE = 2000
 

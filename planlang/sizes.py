@@ -32,6 +32,11 @@ _FIXED_SIZE = frozenset(
     }
 )  # fmt: skip
 _NUMBERS = frozenset({int, float, bool})
+_GROWING = frozenset({"update", "union"})  # set methods whose result may pass Limits.size
+_WALKING = (
+    "update", "union", "intersection", "intersection_update", "difference", "difference_update",
+    "symmetric_difference", "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
+)  # fmt: skip
 _SPEC_NUMBERS = re.compile(r"(\d+)")
 
 
@@ -81,10 +86,11 @@ class SizeGuards(WalkGuards):
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
         if mod is not None:
-            if type(b) in (int, bool) and type(mod) in (int, bool) and b > 0:
+            if type(b) in (int, bool) and type(mod) in (int, bool) and b:
                 # One squaring and reduction per bit of the exponent, each quadratic in the
-                # modulus: bound that work, not just the size of the result.
-                work = b.bit_length() * mod.bit_length() ** 2
+                # modulus: bound that work, not just the size of the result. A negative
+                # exponent is an inverse (quadratic) and then the same powering.
+                work = (b.bit_length() + (b < 0)) * mod.bit_length() ** 2
                 if work > self.meter.limits.int_bits << 17:
                     self.meter.trip("size", f"pow() with a {b.bit_length():,}-bit exponent and a "
                                     f"{mod.bit_length():,}-bit modulus is more work than "
@@ -258,6 +264,66 @@ class SizeGuards(WalkGuards):
 
         return expandtabs
 
+    # str.upper() and its kind can make three characters of one ("\ufb03".upper() is "FFI")
+    def _sized_case(self, s: str, method: str) -> Callable[[], str]:
+        bound: Callable[[], str] = getattr(s, method)
+        if len(s) * 3 <= self.meter.limits.size:
+            return bound
+
+        def changed_case() -> str:
+            text = bound()
+            if len(text) > self.meter.limits.size:
+                self.meter.allow_size(len(text), f"str.{method}")
+            return text
+
+        return changed_case
+
+    def _sized_upper(self, s: str) -> Callable[[], str]:
+        return self._sized_case(s, "upper")
+
+    def _sized_lower(self, s: str) -> Callable[[], str]:
+        return self._sized_case(s, "lower")
+
+    def _sized_casefold(self, s: str) -> Callable[[], str]:
+        return self._sized_case(s, "casefold")
+
+    def _sized_title(self, s: str) -> Callable[[], str]:
+        return self._sized_case(s, "title")
+
+    def _sized_swapcase(self, s: str) -> Callable[[], str]:
+        return self._sized_case(s, "swapcase")
+
+    def _sized_capitalize(self, s: str) -> Callable[[], str]:
+        return self._sized_case(s, "capitalize")
+
+    # set and dict methods that walk every argument in C: s.update(*[range(10**6)] * 300)
+    def _sized_many(self, s: Any, method: str) -> Callable[..., Any]:
+        bound: Callable[..., Any] = getattr(s, method)
+
+        def walked(*others: Any) -> Any:
+            others = tuple(map(self._input, others))  # charged by size, or metered per item
+            if method not in _GROWING:
+                return bound(*others)
+            size = self.meter.limits.size
+            result = s if method == "update" else set(s)
+            for other in others:  # one at a time: the result is checked before it grows more
+                result.update(other)
+                if len(result) > size:
+                    self.meter.allow_size(len(result), f"{type(s).__name__}.{method}")
+            if method == "update":
+                return None
+            return frozenset(result) if type(s) is frozenset else result
+
+        return walked
+
+    def _sized_dict_update(self, d: dict[Any, Any]) -> Callable[..., None]:
+        def update(*others: Any, **pairs: Any) -> None:
+            d.update(*map(self._input, others), **pairs)
+            if len(d) > self.meter.limits.size:
+                self.meter.allow_size(len(d), "dict.update")
+
+        return update
+
     def _sized_extend(self, xs: list[Any]) -> Callable[[Iterable[Any]], None]:
         def extend(items: Iterable[Any]) -> None:
             if not hasattr(items, "__len__"):
@@ -304,3 +370,11 @@ def _printf_fields(template: str) -> tuple[int, int, int]:
             fields += 1
         i = template.find("%", i + 1)
     return widths, stars, fields
+
+
+def _set_wrapper(method: str) -> Callable[[SizeGuards, Any], Callable[..., Any]]:
+    return lambda guards, s: guards._sized_many(s, method)
+
+
+for _method in _WALKING:  # the guards look wrappers up as "_sized_" + name: _sized_set_union
+    setattr(SizeGuards, f"_sized_set_{_method}", _set_wrapper(_method))

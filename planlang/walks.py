@@ -32,6 +32,8 @@ _OTHER = 100  # functions, iterators, ranges, types: "<map object at 0x7f...>" a
 _FLAT_FROM = 16  # sequences at least this long are tried on the C-speed flat path first
 _MAPPINGS = frozenset({dict, ReadOnlyDict})
 _FLAT_KINDS = frozenset({list, tuple, ReadOnlyList, dict, ReadOnlyDict})
+_NAMED = frozenset({types.FunctionType, types.GeneratorType, types.BuiltinFunctionType,
+                    types.MethodType})  # fmt: skip
 _KEYS: type = type({}.keys())
 _VALUES: type = type({}.values())
 _ITEMS: type = type({}.items())
@@ -84,6 +86,8 @@ def _leaf_cost(value: Any, kind: type) -> int:
         return _FIXED_COST[kind]
     if kind is HostProxy:
         return len(repr(value))  # "<host object label>": the label is the host's
+    if kind in _NAMED:  # "<function outer.<locals>.name at 0x...>": names are the plan's
+        return _OTHER + len(value.__qualname__)
     return _OTHER
 
 
@@ -247,6 +251,7 @@ class WalkGuards:
     """
 
     meter: Meter
+    plan_globals: dict[str, Any]  # the plan's namespace: its functions charge themselves
 
     def getiter(self, it: Any) -> Iterator[Any] | Any:  # provided by Guards
         raise NotImplementedError
@@ -268,17 +273,12 @@ class WalkGuards:
 
     def repr(self, value: Any) -> str:
         if type(value) in TEXT_SCALARS:
-            return repr(value)
+            text = repr(value)  # a str's escapes: s = repr(s) in a loop doubles "\\" a turn
+            if len(text) > self.meter.limits.size:
+                self.meter.allow_size(len(text), "repr()")
+            return text
         text = repr(self.text(value, "repr()"))
         self._made_text(text, "repr()")
-        return text
-
-    def str_of(self, value: Any = "") -> str:
-        """``str`` for ``map``/``key=``: the plan's ``str`` is the type, for ``isinstance``."""
-        if type(value) in TEXT_SCALARS:
-            return str(value)
-        text = str(self.text(value, "str()"))
-        self._made_text(text, "str()")
         return text
 
     def _made_text(self, text: str, what: str) -> None:
@@ -319,12 +319,10 @@ class WalkGuards:
         of its arguments (and of the object a method is bound to): ``map(big.count, xs)``,
         ``map(list, [big] * n)``. Plan functions and guards charge themselves."""
         kind = type(function)
-        if kind in _PYTHON_CALLABLES or function is None:
-            return function
+        if function is None or (kind is _FUNCTION and function.__globals__ is self.plan_globals):
+            return function  # the sandbox's own Python functions (print, guards) are metered
         if (kind is types.BuiltinFunctionType or kind is type) and function in _CONSTANT_WORK:
             return function  # builtins and types hash by address: nothing of the plan's walked
-        if function is str:
-            return self.str_of
         meter = self.meter
         bound: Any = getattr(function, "__self__", None)
         base = 1 + (len(bound) >> _C_ITEMS if type(bound) in _SIZED else 0)
@@ -343,12 +341,12 @@ class WalkGuards:
 
     def _key(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         key = kwargs.get("key")
-        if key is not None and type(key) not in _PYTHON_CALLABLES:
+        if key is not None:
             kwargs["key"] = self.metered(key)
         return kwargs
 
     def sorted(self, items: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-        if key is not None and type(key) not in _PYTHON_CALLABLES:
+        if key is not None:
             key = self.metered(key)
         if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
             return sorted(items, key=key, reverse=reverse)
@@ -392,7 +390,7 @@ _SIZED = frozenset(
      _ITEMS}
 )  # fmt: skip
 _METERED_LAZY = frozenset({types.GeneratorType, map, filter})
-_PYTHON_CALLABLES = frozenset({types.FunctionType, types.MethodType})
+_FUNCTION = types.FunctionType
 _CONSTANT_WORK = frozenset({len, abs, bool, ord, chr, callable})  # O(1) work whatever they get
 _SMALL_INPUT = 64  # C loops up to this long are free, like short plan loops
 _C_ITEMS = 4  # a C loop is charged one step per 2**_C_ITEMS items it touches
