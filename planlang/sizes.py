@@ -302,8 +302,12 @@ class SizeGuards(WalkGuards):
 
         def walked(*others: Any) -> Any:
             others = tuple(map(self._input, others))  # charged by size, or metered per item
-            if method not in _GROWING:
-                return bound(*others)
+            if method not in _GROWING:  # a symmetric difference may still pass size: check
+                result = bound(*others)
+                made = s if method.endswith("_update") else result
+                if type(made) in (set, frozenset) and len(made) > self.meter.limits.size:
+                    self.meter.allow_size(len(made), f"{type(s).__name__}.{method}")
+                return result
             size = self.meter.limits.size
             result = s if method == "update" else set(s)
             for other in others:  # one at a time: the result is checked before it grows more

@@ -246,6 +246,8 @@ def test_set_update_and_union_stop_when_the_result_passes_size() -> None:
     assert limit_kind("t = {0}.union(range(800), range(800, 1600))\n", Limits(size=1_000)) == (
         "size"
     )
+    assert limit_kind("s = set(range(800))\ns.symmetric_difference_update(range(800, 1600))\n",
+                      Limits(size=1_000)) == "size"  # fmt: skip
     result = run(
         "s = {1}\ns.update([2], range(3, 5))\nf = frozenset({1})\nd = {}\nd.update({1: 2}, x=3)\n"
         "result = [sorted(s), f.union([2], {3}), sorted(s.intersection([1, 2], range(5))), d,\n"
