@@ -192,17 +192,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         needs_apply = any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         )
-        text_of = (
-            isinstance(node.func, ast.Name)
-            and node.func.id == "str"
-            and len(node.args) == 1
-            and not node.keywords
-            and not isinstance(node.args[0], ast.Starred)
-            and not (self.kinds is not None and self.kinds.kind(node.args[0]) == "int")
-        )
         node = self.node_contents_visit(node)
-        if text_of:  # str(x) -> str(_text_(x)): the text priced before it is made
-            node.args[0] = _call("_text_", [node.args[0]], node.args[0])
         if needs_apply:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 # f(a, *b, *c) -> _apply_(f, *_unpack_("tuple", (a,), b, c)): the argument
