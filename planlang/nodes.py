@@ -91,8 +91,8 @@ def priced_text(value: ast.expr, node: ast.AST) -> ast.expr:
 
 def merged_text_checks(node: ast.JoinedStr) -> ast.expr:
     """One test for all the bare-name fields of an f-string instead of one test each:
-    ``f"{a}{b}"`` becomes ``f"{a}{b}" if _all_text_(_map_(_type_, (a, b))) else
-    f"{_text_(a)}{_text_(b)}"``. The test runs in C; only one branch is evaluated, so the other
+    ``f"{a}{b}"`` becomes ``f"{a}{b}" if _type_(a) in _text_kinds_ and _type_(b) in
+    _text_kinds_ else f"{_text_(a)}{_text_(b)}"``. Only one branch is evaluated, so the other
     fields (calls and all) still run once."""
     checked = [
         part
@@ -118,7 +118,13 @@ def merged_text_checks(node: ast.JoinedStr) -> ast.expr:
     def load(name: str) -> ast.Name:
         return located(ast.Name(name, ast.Load()), node)
 
-    names_tuple = located(ast.Tuple([load(n) for n in names], ast.Load()), node)
-    kinds = _call("_map_", [load("_type_"), names_tuple], node)
-    test = _call("_all_text_", [kinds], node)
+    # ``_type_(a) in _text_kinds_ and _type_(b) in ...``: measured cheaper than one C call
+    # over a tuple (issuperset builds a set), and it stops at the first container
+    tests: list[ast.expr] = [
+        located(
+            ast.Compare(_call("_type_", [load(n)], node), [ast.In()], [load("_text_kinds_")]), node
+        )
+        for n in names
+    ]
+    test = located(ast.BoolOp(ast.And(), tests), node)
     return located(ast.IfExp(test=test, body=node, orelse=slow), node)

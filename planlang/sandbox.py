@@ -174,8 +174,6 @@ class Sandbox:
             _text_=guards.text,
             _type_=type,  # for the inline test of f-string fields (see nodes.priced_text)
             _text_kinds_=TEXT_SCALARS,
-            _all_text_=TEXT_SCALARS.issuperset,  # and of nodes.merged_text_checks
-            _map_=map,
             _setslice_=guards.setslice,
             _unpack_=guards.unpack,
         )
