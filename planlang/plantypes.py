@@ -14,6 +14,7 @@ which here delegates to the real type. ``repr(str)`` is still ``<class 'str'>``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from planlang.values import ReadOnlyDict, ReadOnlyList
@@ -144,14 +145,18 @@ class PlanDict(PlanType):
         return result
 
 
+# The guarded type names of the plan's builtins: name -> maker, given one run's guards.
+PLAN_TYPES: dict[str, Callable[[Guards], PlanType]] = {
+    "str": lambda guards: PlanStr(str, guards),
+    "int": lambda guards: PlanInt(int, guards),
+    "list": lambda guards: PlanCollection(list, guards),
+    "tuple": lambda guards: PlanCollection(tuple, guards),
+    "set": lambda guards: PlanCollection(set, guards),
+    "frozenset": lambda guards: PlanCollection(frozenset, guards),
+    "dict": lambda guards: PlanDict(dict, guards),
+}
+
+
 def plan_types(guards: Guards) -> dict[str, PlanType]:
     """The guarded type names of one run, for the plan's builtins."""
-    return {
-        "str": PlanStr(str, guards),
-        "int": PlanInt(int, guards),
-        "list": PlanCollection(list, guards),
-        "tuple": PlanCollection(tuple, guards),
-        "set": PlanCollection(set, guards),
-        "frozenset": PlanCollection(frozenset, guards),
-        "dict": PlanDict(dict, guards),
-    }
+    return {name: make(guards) for name, make in PLAN_TYPES.items()}

@@ -14,7 +14,9 @@ import operator
 import reprlib
 import threading
 import types
+import weakref
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, cast
 
 from planlang import language as L
@@ -22,7 +24,7 @@ from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.guards import Guards
 from planlang.limits import Limits, Meter
-from planlang.plantypes import plan_types
+from planlang.plantypes import PLAN_TYPES
 from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
 from planlang.values import SCALARS, freeze, thaw
 from planlang.walks import TEXT_SCALARS
@@ -36,6 +38,79 @@ _BASE_BUILTINS: dict[str, Any] = {
     if name not in ("range", "pow", "iter", "print", "round", "sum", "zip", "map")
 }
 _running = threading.local()
+
+
+def _made(make: Callable[[Guards], Any], box: Any, guards: Guards, meter: Meter) -> Any:
+    return make(guards)
+
+
+# Builtins and guards made for each run, by name: (sandbox, guards, meter) -> value.
+_RUN_BUILTINS: dict[str, Callable[[Any, Guards, Meter], Any]] = {
+    "range": lambda box, g, m: lambda *args: _range(m, *args),
+    "pow": lambda box, g, m: g.pow,
+    "iter": lambda box, g, m: lambda obj: iter(obj),
+    "print": lambda box, g, m: g.printing(box._printer(g)),
+    "round": lambda box, g, m: g.round,
+    "sum": lambda box, g, m: g.sum,
+    "zip": lambda box, g, m: g.zip,
+    "map": lambda box, g, m: g.map,
+    # planlang.walks: text and C loops priced before C walks shared structure
+    "repr": lambda box, g, m: g.repr,
+    "sorted": lambda box, g, m: g.sorted,
+    "min": lambda box, g, m: g.min,
+    "max": lambda box, g, m: g.max,
+    "any": lambda box, g, m: g.any,
+    "all": lambda box, g, m: g.all,
+    "filter": lambda box, g, m: g.filter,
+    # planlang.plantypes: str, int, list, tuple, set, frozenset, dict priced when called
+    **{name: partial(_made, make) for name, make in PLAN_TYPES.items()},
+}
+_RUN_BUILTIN_NAMES = frozenset(_RUN_BUILTINS)
+
+_BASE_NAMES = frozenset(_BASE_BUILTINS) - _RUN_BUILTIN_NAMES
+_GUARDS: dict[str, Callable[[Guards, Meter], Any]] = {
+    "_getattr_": lambda g, m: g.getattr,
+    "_getitem_": lambda g, m: operator.getitem,  # reading items of plain data is safe
+    "_getiter_": lambda g, m: g.getiter,
+    "_write_": lambda g, m: g.write,
+    "_inplacevar_": lambda g, m: g.inplacevar,
+    "_unpack_sequence_": lambda g, m: g.unpack_sequence,
+    "_iter_unpack_sequence_": lambda g, m: g.iter_unpack_sequence,
+    "_apply_": lambda g, m: g.apply,
+    "_enter_": lambda g, m: m.enter,
+    "_leave_": lambda g, m: m.leave,
+    "_step_": lambda g, m: g.step,
+    "_add_": lambda g, m: g.add,
+    "_mul_": lambda g, m: g.mul,
+    "_pow_": lambda g, m: g.pow,
+    "_lshift_": lambda g, m: g.lshift,
+    "_mod_": lambda g, m: g.mod,
+    "_fmt_": lambda g, m: g.fmt,
+    "_fstr_": lambda g, m: g.fstr,
+    "_text_": lambda g, m: g.text,
+    "_type_": lambda g, m: type,  # the inline test of f-string fields (nodes.priced_text)
+    "_text_kinds_": lambda g, m: TEXT_SCALARS,
+    "_setslice_": lambda g, m: g.setslice,
+    "_unpack_": lambda g, m: g.unpack,
+}
+_GUARD_NAMES = frozenset(_GUARDS)
+_used: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def used_names(code: types.CodeType) -> frozenset[str]:
+    """Every global or builtin name the code (and the code nested in it) can look up."""
+    names = _used.get(code)
+    if names is None:
+        found: set[str] = set()
+        stack = [code]
+        while stack:
+            current = stack.pop()
+            found.update(current.co_names)
+            stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+        names = _used[code] = frozenset(found)
+    return names
+
+
 _DEFAULT_LIMITS = Limits()
 
 
@@ -85,8 +160,8 @@ class Sandbox:
         checked = self._checked(plan)
         meter = Meter(self.limits)
         self.last_meter = meter
-        namespace = self._namespace(meter, checked.filename)
         code = cast(types.CodeType, checked.code)
+        namespace = self._namespace(meter, code)
         try:
             if needs_deep_stack(code):  # see planlang.stack: deep tuples must not crash us
                 return run_on_deep_stack(
@@ -124,61 +199,24 @@ class Sandbox:
 
     # -- the plan's namespace ------------------------------------------------------------
 
-    def _namespace(self, meter: Meter, filename: str) -> dict[str, Any]:
+    def _namespace(self, meter: Meter, code: types.CodeType) -> dict[str, Any]:
+        """The plan's globals: only the builtins, guards and host values its code names (a
+        plan reaches names only by writing them, so the rest could never be read). Building
+        just those keeps a fresh sandbox cheap, whatever the size of the host."""
+        used = used_names(code)
         namespace: dict[str, Any] = {"__name__": "plan"}
         guards = Guards(meter, namespace)
         guards.host_word = lambda name, fn, fresh=False: host_word(
             name, fn, meter, namespace, fresh
         )
-        plan_builtins = dict(_BASE_BUILTINS)
-        plan_builtins.update(
-            range=lambda *args: _range(meter, *args),
-            pow=guards.pow,
-            iter=lambda obj: iter(obj),
-            print=guards.printing(self._printer(guards)),
-            round=guards.round,
-            sum=guards.sum,
-            zip=guards.zip,
-            map=guards.map,
-            # planlang.walks: text and C loops priced before C walks shared structure
-            repr=guards.repr,
-            sorted=guards.sorted,
-            min=guards.min,
-            max=guards.max,
-            any=guards.any,
-            all=guards.all,
-            filter=guards.filter,
-            # planlang.plantypes: str, int, list, tuple, set, frozenset, dict priced when called
-            **plan_types(guards),
-        )
+        plan_builtins = {name: _BASE_BUILTINS[name] for name in used & _BASE_NAMES}
+        for name in used & _RUN_BUILTIN_NAMES:
+            plan_builtins[name] = _RUN_BUILTINS[name](self, guards, meter)
         namespace["__builtins__"] = plan_builtins
-        namespace.update(
-            _getattr_=guards.getattr,
-            _getitem_=operator.getitem,  # reading items of plain data is safe; see _write_
-            _getiter_=guards.getiter,
-            _write_=guards.write,
-            _inplacevar_=guards.inplacevar,
-            _unpack_sequence_=guards.unpack_sequence,
-            _iter_unpack_sequence_=guards.iter_unpack_sequence,
-            _apply_=guards.apply,
-            _enter_=meter.enter,
-            _leave_=meter.leave,
-            _step_=guards.step,
-            _add_=guards.add,
-            _mul_=guards.mul,
-            _pow_=guards.pow,
-            _lshift_=guards.lshift,
-            _mod_=guards.mod,
-            _fmt_=guards.fmt,
-            _fstr_=guards.fstr,
-            _text_=guards.text,
-            _type_=type,  # for the inline test of f-string fields (see nodes.priced_text)
-            _text_kinds_=TEXT_SCALARS,
-            _setslice_=guards.setslice,
-            _unpack_=guards.unpack,
-        )
-        for name, value in self.host.items():
-            namespace[name] = freeze(value, guards.host_word, name)
+        for name in used & _GUARD_NAMES:
+            namespace[name] = _GUARDS[name](guards, meter)
+        for name in used & self.host.keys():
+            namespace[name] = freeze(self.host[name], guards.host_word, name)
         return namespace
 
     def _printer(self, guards: Guards) -> Callable[..., None]:
