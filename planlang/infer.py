@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import cast
 
 __all__ = ["Kinds", "INT_SAFE_OPS", "SMALL_FACTOR"]
 
@@ -36,6 +37,8 @@ _TRUSTED = _INT_CALLS | set(_CONTAINER_CALLS) | {"range", "abs"}
 # Parts with nothing inside to collect: contexts and operators.
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 _SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPE_TYPES = frozenset(_SCOPES)
+_BINDERS = frozenset({ast.NamedExpr, ast.Assign, ast.AugAssign, ast.Delete, ast.For})
 
 Binding = tuple[str, ast.AST | None, ast.AST | None]  # (how, value, op)
 
@@ -133,25 +136,41 @@ class Kinds:
     # -- collecting bindings and loads per scope -----------------------------------------
 
     def _collect(self, node: ast.AST, scope: _Scope, scopes: list[_Scope]) -> None:
-        if isinstance(node, ast.Module):
+        kind = type(node)  # exact types: the parser makes no subclasses (and it is the hot path)
+        if kind is ast.Name:
+            name = cast(ast.Name, node)
+            load = type(name.ctx) is ast.Load
+            if load:
+                scope.loads.append(name)
+            else:
+                self._bound_anywhere.add(name.id)
+            if scope is self._module:  # where each module name first appears, and how
+                first = self._first.setdefault(name.id, (self._statement, False))
+                if load and first[0] == self._statement:
+                    self._first[name.id] = (self._statement, True)
+            return
+        if kind in _SCOPE_TYPES:
+            self._collect_scope(node, scope, scopes)
+            return
+        if kind is ast.Module:
             scopes.append(scope)
-            for index, statement in enumerate(node.body):
+            for index, statement in enumerate(cast(ast.Module, node).body):
                 self._statement = index
                 self._collect(statement, scope, scopes)
             return
-        if isinstance(node, _SCOPES):
-            self._collect_scope(node, scope, scopes)
-            return
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                scope.loads.append(node)
-            else:
-                self._bound_anywhere.add(node.id)
-            if scope is self._module:  # where each module name first appears, and how
-                first = self._first.setdefault(node.id, (self._statement, False))
-                if first[0] == self._statement and isinstance(node.ctx, ast.Load):
-                    self._first[node.id] = (self._statement, True)
-            return
+        if kind in _BINDERS:
+            self._bind(node, scope)
+        collect = self._collect
+        for field in node._fields:  # ast.iter_child_nodes, without its generator
+            child = getattr(node, field, None)
+            if type(child) is list:
+                for item in child:
+                    if isinstance(item, ast.AST):
+                        collect(item, scope, scopes)
+            elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                collect(child, scope, scopes)
+
+    def _bind(self, node: ast.AST, scope: _Scope) -> None:
         if isinstance(node, ast.NamedExpr):
             self._walrus |= {n.id for n in _names(node.target)}
         elif isinstance(node, ast.Assign):
@@ -169,15 +188,6 @@ class Kinds:
             simple = isinstance(node.target, ast.Name)
             for name in _names(node.target):
                 scope.bind(name.id, "for" if simple else "unknown", node.iter)
-        collect = self._collect
-        for field in node._fields:  # ast.iter_child_nodes, without its generator
-            child = getattr(node, field, None)
-            if type(child) is list:
-                for item in child:
-                    if isinstance(item, ast.AST):
-                        collect(item, scope, scopes)
-            elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
-                collect(child, scope, scopes)
 
     def _collect_scope(self, node: ast.AST, outer: _Scope, scopes: list[_Scope]) -> None:
         inner = _Scope(node)
@@ -314,6 +324,10 @@ def _small(expr: ast.AST | None) -> bool:
 
 def _names(target: ast.AST) -> Iterator[ast.Name]:
     """The names a target binds (or deletes): in ``d[k] = v`` that is none of them."""
+    if type(target) is ast.Name:  # the common case, without ast.walk's queue
+        if type(target.ctx) is not ast.Load:
+            yield target
+        return
     for node in ast.walk(target):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             yield node
