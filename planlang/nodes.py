@@ -128,3 +128,51 @@ def merged_text_checks(node: ast.JoinedStr) -> ast.expr:
     ]
     test = located(ast.BoolOp(ast.And(), tests), node)
     return located(ast.IfExp(test=test, body=node, orelse=slow), node)
+
+
+def is_int_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value != 0
+
+
+def arithmetic_below(node: ast.AST) -> list[int]:
+    """ids of the BinOps reached from ``node`` through arithmetic alone (no call, subscript or
+    name in between): their values flow into the enclosing ``%`` and are stored nowhere else."""
+    found: list[int] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.BinOp):
+            found.append(id(current))
+            stack += (current.left, current.right)
+        elif isinstance(current, ast.UnaryOp):
+            stack.append(current.operand)
+    return found
+
+
+def augmented_item(
+    container: ast.expr,
+    key: ast.expr,
+    value: ast.expr,
+    op: str,
+    names: tuple[str, str],
+    node: ast.AST,
+) -> list[ast.AST]:
+    """``x[k] += v`` as ``_augN = x; _augM = k; _write_(_augN)[_augM] = _inplacevar_(op,
+    _getitem_(_augN, _augM), v)``: the container and key are evaluated once, the write guarded."""
+    c_name, k_name = names
+    stmts: list[ast.AST] = [
+        ast.Assign(targets=[ast.Name(c_name, ast.Store())], value=container),
+        ast.Assign(targets=[ast.Name(k_name, ast.Store())], value=key),
+    ]
+    current = _call("_getitem_", [ast.Name(c_name, ast.Load()), ast.Name(k_name, ast.Load())], node)
+    new = _call("_inplacevar_", [ast.Constant(op), current, value], node)
+    store = ast.Subscript(
+        value=_call("_write_", [ast.Name(c_name, ast.Load())], node),
+        slice=ast.Name(k_name, ast.Load()),
+        ctx=ast.Store(),
+    )
+    stmts.append(ast.Assign(targets=[store], value=new))
+    for stmt in stmts:
+        ast.copy_location(stmt, node)
+        ast.fix_missing_locations(stmt)
+    return stmts

@@ -22,6 +22,9 @@ from planlang.nodes import (
     _is_number,
     _small_spec,
     _unpack_call,
+    arithmetic_below,
+    augmented_item,
+    is_int_constant,
     merged_text_checks,
     priced_text,
 )
@@ -270,8 +273,8 @@ class PlanPolicy(RestrictingNodeTransformer):
     # -- operators -----------------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        if isinstance(node.op, ast.Mod) and _is_int_constant(node.right):
-            self._reduced.update(_arithmetic_below(node.left))
+        if isinstance(node.op, ast.Mod) and is_int_constant(node.right):
+            self._reduced.update(arithmetic_below(node.left))
         native = self.kinds is not None and (  # asked before rewriting
             self.kinds.small_product(node)
             or (
@@ -323,24 +326,8 @@ class PlanPolicy(RestrictingNodeTransformer):
             container = cast(ast.expr, self.visit(target.value))
             key = cast(ast.expr, self.visit(target.slice))
             value = self.visit(node.value)
-            c_name, k_name = self._temp(), self._temp()
-            stmts: list[ast.AST] = [
-                ast.Assign(targets=[ast.Name(c_name, ast.Store())], value=container),
-                ast.Assign(targets=[ast.Name(k_name, ast.Store())], value=key),
-            ]
-            current = _call("_getitem_", [ast.Name(c_name, ast.Load()),
-                                          ast.Name(k_name, ast.Load())], node)  # fmt: skip
-            new = _call("_inplacevar_", [ast.Constant(op), current, value], node)  # type: ignore[list-item]
-            store = ast.Subscript(
-                value=_call("_write_", [ast.Name(c_name, ast.Load())], node),
-                slice=ast.Name(k_name, ast.Load()),
-                ctx=ast.Store(),
-            )
-            stmts.append(ast.Assign(targets=[store], value=new))
-            for stmt in stmts:
-                ast.copy_location(stmt, node)
-                ast.fix_missing_locations(stmt)
-            return stmts
+            names = (self._temp(), self._temp())
+            return augmented_item(container, key, cast(ast.expr, value), op, names, node)
         self.problem(node, "PL203", "plans may not set or delete attributes")
         return node
 
@@ -407,22 +394,3 @@ class PlanPolicy(RestrictingNodeTransformer):
         name = "_iter_unpack_sequence_" if isinstance(node.target, ast.Tuple) else "_getiter_"
         node.iter = _call(name, [node.iter], node.iter)
         return node
-
-
-def _is_int_constant(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value != 0
-
-
-def _arithmetic_below(node: ast.AST) -> list[int]:
-    """ids of the BinOps reached from ``node`` through arithmetic alone (no call, subscript or
-    name in between): their values flow into the enclosing ``%`` and are stored nowhere else."""
-    found: list[int] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ast.BinOp):
-            found.append(id(current))
-            stack += (current.left, current.right)
-        elif isinstance(current, ast.UnaryOp):
-            stack.append(current.operand)
-    return found
