@@ -13,7 +13,7 @@ import copy
 import warnings
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import planlang
@@ -145,3 +145,30 @@ def test_check_is_deterministic(source: str) -> None:
     first, second = _problems(source, "one.py"), _problems(source, "two.py")
     assert first == second
     assert _problems(source, "one.py") == first
+
+
+BIG = planlang.Limits(steps=200_000, seconds=10.0, depth=60, size=200_000, int_bits=20_000)
+
+
+@settings(max_examples=100)
+@given(plans(WORDS, values=VALUES), st.integers(0, 2**16))
+def test_generated_plans_mean_what_python_means(source: str, seed: int) -> None:
+    """Differential: the rewrite (guards, skipped guards, inline tests, merged f-string checks)
+    must not change what a plan computes. A plan that ends within planlang's limits gives the
+    result plain CPython gives, or fails with the same exception type."""
+    box = planlang.Sandbox(host={**fake_host(WORDS, seed), **fake_values(VALUES, seed)}, limits=BIG)
+    try:
+        got: tuple[str, str] = ("result", repr(box.run(source)))
+    except planlang.PlanLimitError:
+        event("ended by a limit")
+        return  # CPython would do the same unbounded work: nothing to compare within reason
+    except planlang.PlanRuntimeError as error:
+        got = ("error", str(error.error_type))
+    namespace = {**fake_host(WORDS, seed), **fake_values(VALUES, seed)}
+    try:
+        exec(compile(source, "plan.py", "exec"), namespace)  # noqa: S102 - the reference
+        expected = ("result", repr(namespace.get("result")))
+    except Exception as error:  # noqa: BLE001 - compared by type
+        expected = ("error", type(error).__name__)
+    event(f"compared: {got[0]}")
+    assert got == expected
