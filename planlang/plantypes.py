@@ -23,7 +23,7 @@ from planlang.walks import TEXT_SCALARS
 if TYPE_CHECKING:
     from planlang.guards import Guards
 
-__all__ = ["PlanType", "plan_types"]
+__all__ = ["PLAN_TYPES", "PlanType"]
 
 _SMALL = 64  # sized inputs up to this long are built at once: they cannot pass any limit
 _NOTHING: Any = object()
@@ -155,8 +155,3 @@ PLAN_TYPES: dict[str, Callable[[Guards], PlanType]] = {
     "frozenset": lambda guards: PlanCollection(frozenset, guards),
     "dict": lambda guards: PlanDict(dict, guards),
 }
-
-
-def plan_types(guards: Guards) -> dict[str, PlanType]:
-    """The guarded type names of one run, for the plan's builtins."""
-    return {name: make(guards) for name, make in PLAN_TYPES.items()}

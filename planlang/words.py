@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from planlang.limits import Meter
-from planlang.values import SCALARS, _flat_copy, thaw
+from planlang.values import SCALARS, thaw
 
 __all__ = ["host_word"]
 
@@ -43,13 +43,9 @@ def host_word(
         """The result as the plan may hold it (called only off the fast path)."""
         if meter.tripped is not None:  # a limit fired in plan code the word called back
             raise meter.tripped
-        if type(result) is dict:  # the common answer: a flat JSON object
-            flat = _flat_copy(result)
-            if flat is not None:
-                return flat
-        elif hasattr(result, "__next__"):  # a host iterator (e.g. stream): each item copied in
-            return _thawed_items(result, namespace, where)
-        return thaw(result, namespace, where)
+        if type(result) is not dict and hasattr(result, "__next__"):
+            return _thawed_items(result, namespace, where)  # a host iterator: items copied in
+        return thaw(result, namespace, where)  # thaw copies a flat JSON object on a fast path
 
     def underscore(kwargs: dict[str, Any]) -> None:
         if any(key.startswith("_") for key in kwargs):  # f(**{"_x": 1})
