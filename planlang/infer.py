@@ -17,40 +17,31 @@ Soundness rests on three facts of the plan language:
 
 Builtins (``range``, ``len``, ...) are trusted when the plan never binds their names; the
 sandbox refuses host values that would shadow a builtin.
+
+Kinds: "int"; "num" (an int or a float: ``n + x`` is a number or a TypeError whatever ``x`` is,
+since no value a plan can reach adds itself to a number except numbers); "dict", "list", "set"
+(the plan's own, made by a display or a trusted call); "strs" (a list, tuple or set of strings
+that no code can change, since the name is only ever iterated: every read of it anywhere in the
+plan is the source of a ``for`` or a comprehension); "str" (a loop variable over "strs").
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from typing import cast
 
-__all__ = ["Kinds", "INT_SAFE_OPS", "SMALL_FACTOR"]
+from planlang.scopes import Binding, Collector, Scope
+
+__all__ = ["Kinds", "INT_SAFE_OPS", "NUMBERS", "SMALL_FACTOR"]
 
 INT_SAFE_OPS = (ast.Add, ast.Sub, ast.Mod, ast.FloorDiv, ast.BitAnd, ast.BitOr, ast.BitXor,
                 ast.RShift)  # fmt: skip
 SMALL_FACTOR = 1 << 16  # int * constant: the result grows by at most 17 bits a step
+NUMBERS = frozenset({"int", "num"})
+_NUMBER_OPS = (ast.Add, ast.Sub)  # number +/- anything: a number or a TypeError
 
 _INT_CALLS = {"len", "ord", "int"}
 _CONTAINER_CALLS = {"dict": "dict", "list": "list", "sorted": "list", "set": "set"}
 _TRUSTED = _INT_CALLS | set(_CONTAINER_CALLS) | {"range", "abs"}
-# Parts with nothing inside to collect: contexts and operators.
-_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-_SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SCOPE_TYPES = frozenset(_SCOPES)
-_BINDERS = frozenset({ast.NamedExpr, ast.Assign, ast.AugAssign, ast.Delete, ast.For})
-
-Binding = tuple[str, ast.AST | None, ast.AST | None]  # (how, value, op)
-
-
-class _Scope:
-    def __init__(self, node: ast.AST):
-        self.node = node
-        self.bindings: dict[str, list[Binding]] = {}
-        self.loads: list[ast.Name] = []
-
-    def bind(self, name: str, how: str, value: ast.AST | None = None, op: ast.AST | None = None):
-        self.bindings.setdefault(name, []).append((how, value, op))
 
 
 class Kinds:
@@ -58,14 +49,15 @@ class Kinds:
 
     def __init__(self, tree: ast.Module):
         self._name_kind: dict[int, str] = {}
-        self._bound_anywhere: set[str] = set()
-        self._walrus: set[str] = set()
-        scopes: list[_Scope] = []
-        self._module = _Scope(tree)
-        self._statement = 0
-        self._first: dict[str, tuple[int, bool]] = {}  # name -> (statement, read there?)
-        self._collect(tree, self._module, scopes)
-        self.trusted = _TRUSTED - self._bound_anywhere - self._walrus
+        found = Collector(tree)
+        self._walrus = found.walrus
+        self._module = found.module
+        self._first = found.first
+        self.trusted = _TRUSTED - found.bound_anywhere - found.walrus
+        scopes = found.scopes
+        self._escaping = {
+            load.id for scope in scopes for load in scope.loads if id(load) not in found.iterated
+        }  # names read anywhere other than as a loop's source
         self._small_loads: set[int] = set()
         for scope in scopes:
             self._find_small_loads(scope)
@@ -76,6 +68,19 @@ class Kinds:
                 kind = kinds.get(load.id)
                 if kind is not None:
                     self._name_kind[id(load)] = kind
+        for read, source in found.loop_reads:
+            if id(read) not in self._name_kind and read.id not in self._walrus:
+                item = self._item_kind(source)
+                if item is not None:
+                    self._name_kind[id(read)] = item
+
+    def _item_kind(self, source: ast.expr) -> str | None:
+        """What every item of a loop's source is, if the source proves it."""
+        if self._is_call(source, "range"):
+            return "int"
+        if isinstance(source, ast.Name):
+            return "str" if self._name_kind.get(id(source)) == "strs" else None
+        return "str" if _strings(source) else None
 
     def _assigned_first(self, module: ast.Module, name: str) -> bool:
         """Is the first appearance of ``name`` in module-level code a top-level assignment to
@@ -103,6 +108,21 @@ class Kinds:
             return True
         return isinstance(node.op, ast.Mult) and (_small(node.left) or _small(node.right))
 
+    def native_aug(self, node: ast.AugAssign) -> bool:
+        """``x op= v`` that needs no guard: integers that cannot blow up, or a number plus or
+        minus anything."""
+        target, value = self.kind(node.target), self.kind(node.value)
+        if isinstance(node.op, INT_SAFE_OPS) and target == "int" and value == "int":
+            return True
+        return isinstance(node.op, _NUMBER_OPS) and target in NUMBERS
+
+    def number_sum(self, node: ast.BinOp) -> bool:
+        """``n + x`` or ``x - n`` with ``n`` a proven number: a number or a TypeError, never a
+        longer sequence, whatever ``x`` holds."""
+        return isinstance(node.op, _NUMBER_OPS) and bool(
+            {self.kind(node.left), self.kind(node.right)} & NUMBERS
+        )
+
     def small_product(self, node: ast.BinOp) -> bool:
         """``i * j`` of loop variables over ``range`` with small constant bounds (or such a
         variable and a small constant): under 2**62, and no loop can grow it, since neither
@@ -111,7 +131,7 @@ class Kinds:
             _small(side) or id(side) in self._small_loads for side in (node.left, node.right)
         )
 
-    def _find_small_loads(self, scope: _Scope) -> None:
+    def _find_small_loads(self, scope: Scope) -> None:
         for load in scope.loads:
             bindings = scope.bindings.get(load.id)
             if (
@@ -133,103 +153,9 @@ class Kinds:
             )
         )
 
-    # -- collecting bindings and loads per scope -----------------------------------------
-
-    def _collect(self, node: ast.AST, scope: _Scope, scopes: list[_Scope]) -> None:
-        kind = type(node)  # exact types: the parser makes no subclasses (and it is the hot path)
-        if kind is ast.Name:
-            name = cast(ast.Name, node)
-            load = type(name.ctx) is ast.Load
-            if load:
-                scope.loads.append(name)
-            else:
-                self._bound_anywhere.add(name.id)
-            if scope is self._module:  # where each module name first appears, and how
-                first = self._first.setdefault(name.id, (self._statement, False))
-                if load and first[0] == self._statement:
-                    self._first[name.id] = (self._statement, True)
-            return
-        if kind in _SCOPE_TYPES:
-            self._collect_scope(node, scope, scopes)
-            return
-        if kind is ast.Module:
-            scopes.append(scope)
-            for index, statement in enumerate(cast(ast.Module, node).body):
-                self._statement = index
-                self._collect(statement, scope, scopes)
-            return
-        if kind in _BINDERS:
-            self._bind(node, scope)
-        collect = self._collect
-        for field in node._fields:  # ast.iter_child_nodes, without its generator
-            child = getattr(node, field, None)
-            if type(child) is list:
-                for item in child:
-                    if isinstance(item, ast.AST):
-                        collect(item, scope, scopes)
-            elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
-                collect(child, scope, scopes)
-
-    def _bind(self, node: ast.AST, scope: _Scope) -> None:
-        if isinstance(node, ast.NamedExpr):
-            self._walrus |= {n.id for n in _names(node.target)}
-        elif isinstance(node, ast.Assign):
-            simple = all(isinstance(t, ast.Name) for t in node.targets)
-            for target in node.targets:
-                for name in _names(target):
-                    scope.bind(name.id, "expr" if simple else "unknown", node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            scope.bind(node.target.id, "aug", node.value, node.op)
-            scope.loads.append(node.target)  # 'x += v' reads x too
-        elif isinstance(node, ast.Delete):
-            for name in _names(node):
-                scope.bind(name.id, "unknown")  # after 'del', a read may find a builtin
-        elif isinstance(node, ast.For):
-            simple = isinstance(node.target, ast.Name)
-            for name in _names(node.target):
-                scope.bind(name.id, "for" if simple else "unknown", node.iter)
-
-    def _collect_scope(self, node: ast.AST, outer: _Scope, scopes: list[_Scope]) -> None:
-        inner = _Scope(node)
-        scopes.append(inner)
-        if isinstance(node, ast.FunctionDef | ast.Lambda):
-            args = node.args
-            for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
-                self._collect(default, outer, scopes)
-            for decorator in getattr(node, "decorator_list", []):
-                self._collect(decorator, outer, scopes)
-            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                if arg is not None:
-                    inner.bind(arg.arg, "unknown")
-                    self._bound_anywhere.add(arg.arg)
-            if isinstance(node, ast.FunctionDef):
-                outer.bind(node.name, "unknown")
-                self._bound_anywhere.add(node.name)
-                for statement in node.body:
-                    self._collect(statement, inner, scopes)
-            else:
-                self._collect(node.body, inner, scopes)
-            for annotation in _annotations(node):
-                self._collect(annotation, outer, scopes)
-            return
-        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
-        for index, generator in enumerate(generators):
-            # the first iterable is evaluated in the enclosing scope
-            self._collect(generator.iter, outer if index == 0 else inner, scopes)
-            simple = isinstance(generator.target, ast.Name)
-            for name in _names(generator.target):
-                inner.bind(name.id, "for" if simple else "unknown", generator.iter)
-                self._bound_anywhere.add(name.id)
-            for condition in generator.ifs:
-                self._collect(condition, inner, scopes)
-        for part in ("elt", "key", "value"):
-            child = getattr(node, part, None)
-            if child is not None:
-                self._collect(child, inner, scopes)
-
     # -- solving: the greatest fixpoint of each scope's bindings -------------------------
 
-    def _solve(self, scope: _Scope) -> dict[str, str]:
+    def _solve(self, scope: Scope) -> dict[str, str]:
         names = {
             name
             for name, bindings in scope.bindings.items()
@@ -243,6 +169,8 @@ class Kinds:
                     continue
                 kinds = {self._binding_kind(b, env, name) for b in scope.bindings[name]}
                 known = kinds - {"?"}
+                if len(known) > 1 and known <= NUMBERS:
+                    known = {"num"}  # an int here, a float there: a number
                 new = None if None in kinds or len(known) > 1 else (known.pop() if known else "?")
                 if new == "?" and env[name] == "?" and not known:
                     new = None  # bound only in terms of itself: nothing proves a kind
@@ -258,9 +186,16 @@ class Kinds:
             return env.get(name.id) if name.id in env else None
 
         if how == "expr":
+            if me not in self._escaping and _strings(value):
+                return "strs"  # only ever iterated: nothing can put a non-string in it
             return self._expr_kind(value, lookup)
         if how == "for":
-            return "int" if self._is_call(value, "range") else None
+            if self._is_call(value, "range"):
+                return "int"
+            source = lookup(value) if isinstance(value, ast.Name) else None
+            if source == "strs" or (source is None and _strings(value)):
+                return "str"
+            return "?" if source == "?" else None
         if how == "aug":
             current, added = env.get(me), self._expr_kind(value, lookup)
             if current in ("int", "?") and added == "int" and isinstance(op, INT_SAFE_OPS):
@@ -269,6 +204,8 @@ class Kinds:
                 return "int" if _small(value) else None
             if current in ("list", "?") and isinstance(op, ast.Add) and added == "list":
                 return "list"
+            if isinstance(op, _NUMBER_OPS) and current in ("int", "num", "?"):
+                return "num" if current in NUMBERS else "?"  # a number plus anything
             return None
         return None
 
@@ -276,7 +213,8 @@ class Kinds:
 
     def _expr_kind(self, expr: ast.AST | None, lookup) -> str | None:
         if isinstance(expr, ast.Constant):
-            return "int" if type(expr.value) in (int, bool) else None
+            kind = type(expr.value)
+            return "int" if kind is int or kind is bool else "num" if kind is float else None
         if isinstance(expr, ast.Name):
             return lookup(expr)
         if isinstance(expr, ast.BinOp):
@@ -284,6 +222,10 @@ class Kinds:
             both = {left, right}
             if both <= {"int", "?"} and isinstance(expr.op, (*INT_SAFE_OPS, ast.Mult)):
                 return "int" if "int" in both else "?"
+            if isinstance(expr.op, _NUMBER_OPS) and both & NUMBERS:
+                return "num"
+            if isinstance(expr.op, _NUMBER_OPS) and "?" in both:
+                return "?"  # a number once the other side is proven one
             return None
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd | ast.Invert):
             return self._expr_kind(expr.operand, lookup)
@@ -314,30 +256,22 @@ class Kinds:
         )
 
 
+def _strings(expr: ast.AST | None) -> bool:
+    """A list, tuple or set display of strings, or a list or set comprehension of them."""
+    if isinstance(expr, ast.List | ast.Tuple | ast.Set):
+        return all(_string(e) for e in expr.elts)
+    return isinstance(expr, ast.ListComp | ast.SetComp) and _string(expr.elt)
+
+
+def _string(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.JoinedStr) or (
+        isinstance(expr, ast.Constant) and type(expr.value) is str
+    )
+
+
 def _small(expr: ast.AST | None) -> bool:
     return (
         isinstance(expr, ast.Constant)
         and type(expr.value) is int
         and abs(expr.value) <= SMALL_FACTOR
     )
-
-
-def _names(target: ast.AST) -> Iterator[ast.Name]:
-    """The names a target binds (or deletes): in ``d[k] = v`` that is none of them."""
-    if type(target) is ast.Name:  # the common case, without ast.walk's queue
-        if type(target.ctx) is not ast.Load:
-            yield target
-        return
-    for node in ast.walk(target):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            yield node
-
-
-def _annotations(node: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(node, ast.FunctionDef):
-        if node.returns is not None:
-            yield node.returns
-        args = node.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None and arg.annotation is not None:
-                yield arg.annotation

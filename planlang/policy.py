@@ -16,7 +16,7 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 
 from planlang import language as L
 from planlang.guards import ATTRIBUTES
-from planlang.infer import INT_SAFE_OPS, Kinds
+from planlang.infer import Kinds
 from planlang.nodes import (
     _call,
     _is_number,
@@ -38,6 +38,9 @@ _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
                    ast.LShift: "_lshift_", ast.Mod: "_mod_"}  # fmt: skip
 
 
+# Names whose text needs no pricing in an f-string: a string is its own text, and a number's
+# is a few dozen characters (an int's at most sys.int_max_str_digits).
+_PROVEN_TEXT = frozenset({"int", "num", "str"})
 # Methods that need no guard on a value the source proves is the plan's own dict, list or set.
 _NATIVE_ATTRIBUTES = {
     kind: frozenset(name for name, wrapper in ATTRIBUTES[t].items() if wrapper is None)
@@ -277,6 +280,7 @@ class PlanPolicy(RestrictingNodeTransformer):
             self._reduced.update(arithmetic_below(node.left))
         native = self.kinds is not None and (  # asked before rewriting
             self.kinds.small_product(node)
+            or self.kinds.number_sum(node)
             or (
                 self.kinds.native_binop(node)
                 and (not isinstance(node.op, ast.Mult) or id(node) in self._reduced)
@@ -307,13 +311,8 @@ class PlanPolicy(RestrictingNodeTransformer):
         target = node.target
         if isinstance(target, ast.Name):
             self.check_name(target, target.id)
-            if (
-                isinstance(node.op, INT_SAFE_OPS)
-                and self._kind(target) == "int"
-                and self.kinds is not None
-                and self.kinds.kind(node.value) == "int"
-            ):
-                return self.node_contents_visit(node)  # integers that cannot blow up
+            if self.kinds is not None and self.kinds.native_aug(node):
+                return self.node_contents_visit(node)  # numbers that cannot blow up
             value = self.visit(node.value)
             load = ast.copy_location(ast.Name(target.id, ast.Load()), target)
             call = _call("_inplacevar_", [ast.Constant(op), load, value], node)  # type: ignore[list-item]
@@ -360,12 +359,12 @@ class PlanPolicy(RestrictingNodeTransformer):
         return _call("_fstr_", [merged_text_checks(node)], node)
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
-        proven_int = self.kinds is not None and self.kinds.kind(node.value) == "int"
+        proven_text = self.kinds is not None and self.kinds.kind(node.value) in _PROVEN_TEXT
         value = cast(ast.expr, self.visit(node.value))
         if node.format_spec is None or _small_spec(node.format_spec):
             # no width past _SMALL_SPEC: formatted natively, once _text_ has priced the value's
             # text (a container's repr may be far larger than the container: planlang.walks)
-            node.value = value if proven_int else priced_text(value, node)
+            node.value = value if proven_text else priced_text(value, node)
             return node
         # The spec's own fields are formatted natively: its length is checked by _fmt_.
         spec = self.node_contents_visit(node.format_spec)

@@ -125,3 +125,113 @@ def test_products_stay_native_only_where_they_cannot_grow(source, guarded):
 def test_a_rebound_range_is_not_trusted_for_small_products():
     source = "range = lambda n: [2**4000]\nfor i in range(3):\n    x = i * i\n"
     assert not planlang.check(source).ok or _guarded_products(source) == 1
+
+
+# -- strings and numbers: loop items over string lists, sums of numbers ----------------------
+
+
+def _rewritten(source: str) -> str:
+    from planlang.policy import PlanPolicy
+
+    tree = ast.parse(source)
+    policy = PlanPolicy()
+    policy.kinds = Kinds(tree)
+    policy.visit(tree)
+    return ast.unparse(tree)
+
+
+def kinds_at(source: str, name: str) -> list:
+    """The kind of every read of ``name``, in source order."""
+    tree = ast.parse(source)
+    kinds = Kinds(tree)
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load)]  # fmt: skip
+    return [kinds.kind(n) for n in sorted(reads, key=lambda n: (n.lineno, n.col_offset))]
+
+
+def test_a_loop_over_a_list_only_ever_iterated_gives_strings():
+    source = (
+        "roles = ['a', 'b']\ntasks = [f't{n}' for n in range(3)]\n"
+        "for role in roles:\n    for task in tasks:\n        s = f'{role}/{task}'\n"
+        "for role, task in [(1, 2)]:\n    pass\n"  # the names are bound otherwise too
+    )
+    assert kinds_at(source, "roles") == ["strs"] and kinds_at(source, "tasks") == ["strs"]
+    assert kinds_at(source, "role") == ["str"] and kinds_at(source, "task") == ["str"]
+    assert "_text_" not in _rewritten(source) and "_type_" not in _rewritten(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "xs = ['a']\nxs.append(big)\nfor x in xs:\n    s = f'{x}'",  # changed through a method
+        "xs = ['a']\nys = xs\nys.append(big)\nfor x in xs:\n    s = f'{x}'",  # an alias
+        "xs = ['a']\nkeep(xs)\nfor x in xs:\n    s = f'{x}'",  # handed to a host word
+        "xs = ['a']\nxs[0] = big\nfor x in xs:\n    s = f'{x}'",  # an item set
+        "xs = ['a']\nxs += [big]\nfor x in xs:\n    s = f'{x}'",  # extended
+        "xs = ['a']\nxs = [big]\nfor x in xs:\n    s = f'{x}'",  # rebound to something else
+        "def f():\n    xs.append(big)\nxs = ['a']\nf()\nfor x in xs:\n    s = f'{x}'",  # a function
+        "for x in ['a']:\n    x = big\n    s = f'{x}'",  # rebound in the body
+        "for x in ['a']:\n    for x in [big]:\n        pass\n    s = f'{x}'",  # an inner loop
+        "for x in ['a']:\n    def x():\n        pass\n    s = f'{x}'",  # a def
+        "for x in ['a']:\n    [(x := big) for i in range(1)]\n    s = f'{x}'",  # a walrus
+        "for x in []:\n    pass\ns = f'{x}'",  # read after a loop that may not have run
+        "for x in ['a']:\n    pass\nelse:\n    s = f'{x}'",  # the else runs after the loop
+        "fs = []\nfor x in ['a']:\n    fs.append(lambda: f'{x}')\nx = big\ns = fs[0]()",  # later
+        "for x in [big, 'a']:\n    s = f'{x}'",  # not all strings
+        "for x in xs:\n    s = f'{x}'",  # a name the plan never bound (a host value)
+    ],
+)
+def test_a_loop_item_is_priced_unless_every_item_must_be_a_string(source):
+    assert "_text_(x)" in _rewritten(source)
+
+
+SHARED = "x = []\nfor i in range(12):\n    x = [x, x]\n"  # 4,096 leaves, a repr of ~16 KB
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        "xs = ['a']\nys = xs\nys.append(x)\nfor v in xs:\n    s = f'{v}'",
+        "for v in ['a']:\n    v = x\n    s = f'{v}'",
+        "v = x\nfor v in []:\n    pass\ns = f'{v}'",  # the loop never ran
+    ],
+)
+def test_a_container_posing_as_a_string_is_still_priced(plan):
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(limits=LIMITS).run(SHARED + plan)
+    assert caught.value.kind == "size"
+
+
+def test_a_module_loop_variable_shadowing_a_host_value_is_priced_after_the_loop():
+    host = {"v": [["y" * 100] * 50] * 50}  # a repr of ~260 KB, over the size limit
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(host=host, limits=LIMITS).run("for v in []:\n    pass\ns = f'{v}'")
+    assert caught.value.kind == "size"
+    assert Sandbox(host=host, limits=LIMITS).run("for v in ['a', 'b']:\n    s = f'<{v}>'") is None
+
+
+def test_number_sums_run_native_and_stay_correct():
+    source = (
+        "total = 0\ncount = 0\nfor r in rows:\n    total = total + r['n']\n    count += 1\n"
+        "    total -= 0.5\nresult = [total, count]\n"
+    )
+    assert "_add_" not in _rewritten(source) and "_inplacevar_" not in _rewritten(source)
+    rows = [{"n": 1}, {"n": 2.5}, {"n": True}]
+    assert Sandbox(host={"rows": rows}).run(source) == [3.0, 3]
+    with pytest.raises(planlang.PlanError, match="unsupported operand"):
+        Sandbox(host={"rows": [{"n": "text"}]}).run(source)
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        "t = t + t\nt = t + t",  # read before the plan binds it: the host's string
+        "t = 0 if len(s) < 9 else s\nt = t + t\nt = t + t",  # not a number on every path
+        "def f(t):\n    t = t + t\n    return t + t\nf(s)",  # a parameter
+        "t = 0\nt = s\nt = t + t\nt = t + t",  # rebound to a string
+    ],
+)
+def test_a_string_posing_as_a_number_is_still_size_checked(plan):
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(host={"s": "x" * 3000, "t": "x" * 3000}, limits=LIMITS).run(plan)
+    assert caught.value.kind == "size"
