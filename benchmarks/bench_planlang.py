@@ -378,15 +378,35 @@ def write_results(path: Path, section: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+def pin(choice: str) -> str:
+    """Pin the process to one CPU, so every executor runs on the same core, and say so.
+
+    Plans that can loop run on planlang's deep-stack thread, and the OS may put that thread on
+    another core than the one that ran plain CPython. This VM's two cores differ in speed by up
+    to 1.5x from minute to minute (the same plain ``exec`` on the main thread and on a second
+    thread, interleaved: 0.72x in one run, 1.47x in the next; both 1.00x when pinned), so
+    without pinning the ratio measures placement rather than planlang.
+    """
+    if choice == "all" or not hasattr(os, "sched_setaffinity"):
+        return "Threads placed by the OS (not pinned)."
+    cpu = min(os.sched_getaffinity(0)) if choice == "one" else int(choice)
+    os.sched_setaffinity(0, {cpu})
+    return f"The process was pinned to CPU {cpu} (`--cpu`), so all executors share one core."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     parser.add_argument("--out", type=Path, help="write the table into this markdown file")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="wall: perf_counter_ns (default); cpu: process_time_ns")  # fmt: skip
+    parser.add_argument("--cpu", default="one",
+                        help="one: pin this process to one CPU (default); all: let the OS "
+                        "place its threads; or a CPU number")  # fmt: skip
     args = parser.parse_args(argv)
     global clock
     clock = CLOCKS[args.clock]
+    placement = pin(args.cpu)
     rounds, target_ns = (5, 3_000_000) if args.quick else (21, 20_000_000)
     sources = {label: (PLANS / w[0]).read_text(encoding="utf-8") for label, w in WORKLOADS.items()}
     started, load_before = time.perf_counter(), os.getloadavg()[0]
@@ -408,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{rounds} interleaved rounds per workload, each sample batched to about "
         f"{target_ns / 1e6:g} ms, gc off while timing, clock: {args.clock}. `median µs` is per "
         "run; `ratio` is the median of the per-round ratios to `baseline`. The check is "
-        f"measured uncached through `{which}`.",
+        f"measured uncached through `{which}`. {placement}",
         "",
         table,
     ])  # fmt: skip
