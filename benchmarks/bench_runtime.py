@@ -226,16 +226,21 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="front-door repetitions")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--floor", action="store_true", help="also measure the minimal door")
+    parser.add_argument("--concurrency", type=int, default=16,
+                        help="workers for the front door and the floors (default 16)")  # fmt: skip
     args = parser.parse_args()
-    fd = front_door_medians(args.calls, 16, args.repeat)
-    floors = [minimal_front_door(args.calls, 16) for _ in range(args.repeat if args.floor else 0)]
-    row_floors = [row_floor(args.calls, 16) for _ in range(args.repeat if args.floor else 0)]
+    width = args.concurrency
+    fd = front_door_medians(args.calls, width, args.repeat)
+    floors = [
+        minimal_front_door(args.calls, width) for _ in range(args.repeat if args.floor else 0)
+    ]
+    row_floors = [row_floor(args.calls, width) for _ in range(args.repeat if args.floor else 0)]
     pe = parallel_efficiency(200, 16, 0.05)
     bw = barrier_waste(16, 16, 0.05, 1.0)
     rows = [
         "| benchmark | measured | goal | met |",
         "|---|---|---|---|",
-        f"| front door: {args.calls} calls via Run.agent (on-disk ledger, concurrency 16), "
+        f"| front door: {args.calls} calls via Run.agent (on-disk ledger, concurrency {width}), "
         f"median of {args.repeat} | {fd['run_rate']:,.0f} calls/s ({fd['run_s']:.2f} s; runs: "
         + ", ".join(f"{r['run_rate']:,.0f}" for r in fd["runs"])
         + ") | >= 2,000 calls/s | "
