@@ -21,7 +21,7 @@ from planlang.errors import PlanError, PlanRefused
 from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate, TamperedPlan
 from planlang.price import price
-from planlang.project import Project, ProjectError, load_project
+from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.stack import deep_settings
 from runtime import LLM, Budget, Ledger, Run, RunError, http_client
@@ -89,7 +89,19 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         print_price(report, Console(), concurrency=project.settings.concurrency, latency=latency)
+    no_project = config is None and not (Path.cwd() / DEFAULT_NAME).exists()
+    if no_project and _undefined_names(report.problems):
+        click.echo(
+            f"note: no {DEFAULT_NAME} in {Path.cwd()}, so the plan has only the core host words "
+            "(agent, parallel, stream, phase, log); pass --config to use a project's words.",
+            err=True,
+        )
     sys.exit(EXIT_OK if report.ok else EXIT_REFUSED)
+
+
+def _undefined_names(problems: Any) -> bool:
+    """Did a rehearsal crash on a name nothing defined (a host word of a missing project)?"""
+    return any(p.kind == "crash" and p.message.startswith("NameError") for p in problems)
 
 
 # -- approve / held --------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from typing import Any
 from planlang.gate import Policy
 from runtime import Run, Settings
 
-__all__ = ["Project", "ProjectError", "load_project"]
+__all__ = ["DEFAULT_NAME", "Project", "ProjectError", "load_project"]
 
 DEFAULT_NAME = "planlang.toml"
 

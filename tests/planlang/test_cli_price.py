@@ -132,3 +132,18 @@ def test_runs_and_show_with_no_runs(project, capsys):
     assert code == 0 and "No runs yet." in out
     code, _, err = run(["show", "nope"], capsys)
     assert code == 2 and "no run 'nope'" in err
+
+
+def test_price_without_a_project_says_why_a_host_word_is_missing(tmp_path, monkeypatch, capsys):
+    (tmp_path / "plan.py").write_text("found = shards()\nresult = found\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["price", "plan.py"], capsys)
+    assert code == 1
+    assert "NameError: name 'shards' is not defined" in " ".join(out.split())
+    assert "no planlang.toml in" in err and "pass --config" in err
+
+
+def test_price_with_a_project_gives_no_such_note(project, capsys):
+    project(plan="result = undefined_word()\n")
+    code, out, err = run(["price", "plan.py"], capsys)
+    assert code == 1 and "NameError" in out and "planlang.toml" not in err
