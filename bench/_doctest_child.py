@@ -1,10 +1,13 @@
 """Child process of ``bench.proof``: import one module of a corpus copy, run its doctests.
 
-Run as ``python -I _doctest_child.py ROOT MODULE RELPATH RESULT FLAGS GLOBALS``. Isolated mode
-keeps the user's environment out; ROOT is put first on ``sys.path`` by hand so the examples run
-against the corpus copy, never an installed package of the same name. Docstrings are found in
-the source text (not by introspection) so every example has an exact file line. The result is
-written as JSON to RESULT, because examples may print to or close standard output.
+Run as ``python -s -P _doctest_child.py ROOT MODULE RELPATH RESULT FLAGS GLOBALS`` with no
+``PYTHON*`` variable but a fixed hash seed (see ``bench.proof``). ROOT is put first on
+``sys.path`` by hand so the examples run against the corpus copy, never an installed package of
+the same name. Docstrings are found in the source text (not by introspection) so every example
+has an exact file line. The result is written as JSON to RESULT, because examples may print to
+or close standard output. What the examples printed is recorded without the corpus copy's
+location and without traceback frames: those name a temporary folder, and the answer key must be
+the same from run to run and must not tell where the benchmark was built.
 """
 
 import ast
@@ -16,14 +19,17 @@ import sys
 import traceback
 from typing import Any
 
+_TRACEBACK = "Traceback (most recent call last):\n"
+
 
 class Recorder(doctest.DocTestRunner):
     """A doctest runner that keeps a pass/fail record per example instead of printing."""
 
-    def __init__(self, optionflags: int) -> None:
+    def __init__(self, optionflags: int, root: str) -> None:
         super().__init__(verbose=False, optionflags=optionflags)
         self.records: list[dict[str, object]] = []
         self.missing: str | None = None
+        self.root = root.rstrip(os.sep) + os.sep
 
     def _record(self, test: Any, example: Any, ok: bool, got: str) -> None:
         self.records.append(
@@ -32,10 +38,20 @@ class Recorder(doctest.DocTestRunner):
                 "line": test.lineno + example.lineno + 1,
                 "source": example.source,
                 "want": example.want,
-                "got": got[:500],
+                "got": self._portable(got)[:500],
                 "ok": ok,
             }
         )
+
+    def _portable(self, got: str) -> str:
+        """``got`` with traceback frames elided and the corpus copy's folder removed."""
+        start = got.find(_TRACEBACK)  # doctest appends the traceback to what was printed
+        if start >= 0:
+            lines = got[start:].splitlines(keepends=True)
+            # Frames are indented; the exception itself starts at the first unindented line.
+            tail = next((i for i, text in enumerate(lines[1:], 1) if text[:1] not in " \t"), 1)
+            got = got[:start] + _TRACEBACK + "  ...\n" + "".join(lines[tail:])
+        return got.replace(self.root, "")
 
     def report_start(self, out: Any, test: Any, example: Any) -> None:
         pass
@@ -89,13 +105,14 @@ def main() -> None:
     except ModuleNotFoundError as error:
         result.update(status="missing", detail=str(error.name or error))
     except BaseException as error:  # any import failure is reported
-        result.update(status="import_error", detail=f"{type(error).__name__}: {error}"[:500])
+        detail = f"{type(error).__name__}: {error}".replace(root.rstrip(os.sep) + os.sep, "")
+        result.update(status="import_error", detail=detail[:500])
     else:
         path = os.path.join(root, relative)
         with open(path, encoding="utf-8") as handle:
             tree = ast.parse(handle.read())
         parser = doctest.DocTestParser()
-        runner = Recorder(int(flags))
+        runner = Recorder(int(flags), root)
         for name, lineno, text in docstrings(tree, module_name):
             globs = dict(module.__dict__)
             globs.update(extra)

@@ -362,9 +362,16 @@ def candidates(source: str, scope: Scope) -> list[Edit]:
     return sorted(chosen.values(), key=lambda e: (e.line, e.kind, e.planted))
 
 
+# Adding or subtracting zero in any spelling ("a[1:-0]", "y-0") reads as a planted edit, never as
+# a mistake. Judged here, not in ``candidates``, so the seeded order of the other candidates, and
+# so every key planted before this check, is kept.
+_SIGNED_ZERO = re.compile(r"[-+]=?\s*0\b(?![.\w])")
+
+
 class Validator:
-    """Judges candidate edits of one source: they must parse, change the program, and give a
-    linter nothing new to say. Checking is lazy because it parses the whole file per edit."""
+    """Judges candidate edits of one source: they must parse, change the program, read like a
+    mistake and give a linter nothing new to say. Checking is lazy because it parses the whole
+    file per edit."""
 
     def __init__(self, source: str) -> None:
         self.source = source
@@ -372,6 +379,8 @@ class Validator:
         self.lint = signature(source)
 
     def __call__(self, edit: Edit) -> bool:
+        if _SIGNED_ZERO.search(edit.planted) and not _SIGNED_ZERO.search(edit.original):
+            return False
         try:
             new_source = apply(self.source, edit)
             changed = ast.dump(ast.parse(new_source)) != self.dump

@@ -18,10 +18,11 @@ def signature(source: str) -> frozenset[tuple[str, str, str]]:
     """(kind, function, name) of every unused local and every name read before its binding."""
     tree = ast.parse(source)
     module_names = _bound_names(tree.body, top=True)
+    module_scope = _own_scope(tree.body)[1]
     found: set[tuple[str, str, str]] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            found |= _check_function(node, module_names)
+            found |= _check_function(node, module_names, module_scope)
     return frozenset(found)
 
 
@@ -43,7 +44,9 @@ def _bound_names(body: list[ast.stmt], top: bool) -> set[str]:
 
 
 def _check_function(
-    function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, module_names: set[str]
+    function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+    module_names: set[str],
+    module_scope: set[str],
 ) -> set[tuple[str, str, str]]:
     name = getattr(function, "name", "<lambda>")
     arguments = function.args
@@ -68,6 +71,11 @@ def _check_function(
                 simple_stores |= {t.id for t in targets if isinstance(t, ast.Name)}
     local_defs = _bound_names(body, top=False)
     found: set[tuple[str, str, str]] = set()
+    own_loads, own_bound = _own_scope(body)
+    for variable in own_loads - own_bound - params - module_scope - _BUILTINS:
+        if variable in stores:
+            # Bound only inside a nested function, class or comprehension: a NameError here.
+            found.add(("nested-only", name, variable))
     for variable in simple_stores - set(loads) - params:
         found.add(("unused", name, variable))
     for variable, first_load in loads.items():
@@ -79,3 +87,38 @@ def _check_function(
             # Textual order stands in for flow; both sides of an edit are judged the same way.
             found.add(("before-binding", name, variable))
     return found
+
+
+_NESTED = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)  # fmt: skip
+
+
+def _own_scope(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
+    """Names read and names bound by the function's own code, not by the scopes nested in it."""
+    loads: set[str] = set()
+    bound: set[str] = set()
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _NESTED):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(node.name)
+            # A walrus in a comprehension binds in the function around it.
+            bound |= {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
+            continue
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store | ast.Del) else loads).add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound |= set(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        pending.extend(ast.iter_child_nodes(node))
+    return loads, bound

@@ -2,13 +2,17 @@
 
 A planted bug counts only when the library's own examples prove it, so examples must run
 against the corpus copy being edited (first on the path of an isolated interpreter), in a
-process of their own (an edit may hang or crash the interpreter) and under a timeout.
+process of their own (an edit may hang or crash the interpreter) and under a timeout. The child
+is isolated like ``python -I`` (no user site, no ``PYTHON*`` variables, no script folder on the
+path) except that string hashing is seeded: an example whose output follows set or dict order
+of strings would otherwise pass or fail by chance, and "prove" an edit that changed nothing.
 """
 
 from __future__ import annotations
 
 import doctest
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -75,6 +79,13 @@ class Proof:
         return f"{len(self.failed)} of {self.total} examples fail before any edit"
 
 
+def child_environment() -> dict[str, str]:
+    """This process's environment without ``PYTHON*`` variables, with a fixed hash seed."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    environment["PYTHONHASHSEED"] = "0"
+    return environment
+
+
 def run_examples(
     root: str | Path,
     module: str,
@@ -89,7 +100,8 @@ def run_examples(
         result_path = Path(scratch) / "result.json"
         command = [
             sys.executable,
-            "-I",
+            "-s",  # -I without -E: PYTHONHASHSEED must be read
+            "-P",
             str(CHILD),
             str(Path(root).resolve()),
             module,
@@ -105,6 +117,7 @@ def run_examples(
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
+                env=child_environment(),
                 timeout=timeout,
                 check=False,
             )
