@@ -113,8 +113,12 @@ def main() -> None:
             tree = ast.parse(handle.read())
         parser = doctest.DocTestParser()
         runner = Recorder(int(flags), root)
+        # Examples often call the library by its own name (``wcwidth.ljust(...)`` in
+        # ``wcwidth/align.py``) as its docs do; the module's own names and conftest's come first.
+        top = module_name.partition(".")[0]
         for name, lineno, text in docstrings(tree, module_name):
-            globs = dict(module.__dict__)
+            globs = {top: sys.modules[top]}
+            globs.update(module.__dict__)
             globs.update(extra)
             test = parser.get_doctest(text, globs, name, path, lineno)
             runner.run(test, out=lambda _text: None, clear_globs=True)

@@ -1,9 +1,11 @@
 """Find a library's source: a folder, or an installed package located without importing it.
 
 A corpus is an import root (the folder that goes on ``sys.path``) plus the library's Python
-files under it. Test folders are left out: they are not what an audit reads, and they would hand
-a reader the expected behaviour. Names a doctest may use without importing are read from the
-library's ``conftest.py`` (``doctest_namespace["nx"] = networkx``), as pytest would provide them.
+files under it: a package folder (regular or namespace), or a single-module library
+(``jsonpatch.py``). Test folders are left out: they are not what an audit reads, and they would
+hand a reader the expected behaviour. Names a doctest may use without importing are read from
+the library's ``conftest.py`` (``doctest_namespace["nx"] = networkx``), as pytest would provide
+them.
 """
 
 from __future__ import annotations
@@ -20,14 +22,29 @@ class CorpusError(ValueError):
     """The source folder or package cannot be used as a corpus."""
 
 
+# Files of a project folder that are not its library, when the library is a single module.
+PROJECT_FILES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "docs.py"}
+
+
 @dataclass(frozen=True)
 class Corpus:
-    """Import root, the package folder (relative to it) and the library's ``.py`` files."""
+    """Import root, the library's top (a package folder or ``name.py``, relative to the root)
+    and the library's ``.py`` files."""
 
     root: Path
     package: str
     files: tuple[str, ...]
     doctest_globals: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The import name of the library: ``pkg`` for ``pkg/`` and for ``pkg.py``."""
+        return self.package.removesuffix(".py")
+
+    def top_paths(self) -> list[Path]:
+        """Every path of the library as shipped: the module file, or the package's tree."""
+        top = self.root / self.package
+        return [top] if top.is_file() else sorted(top.rglob("*"))
 
     def module_name(self, relative: str) -> str:
         """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``pkg/__init__.py`` -> ``pkg``."""
@@ -47,32 +64,82 @@ def is_library_file(relative: str) -> bool:
 
 
 def load_dir(source: str | Path) -> Corpus:
-    """A corpus from a folder: a package folder, or an import root holding one package."""
+    """A corpus from a folder or a file: a package folder, a module file, or an import root
+    (or a project with a ``src/`` folder) holding one package or one module."""
     path = Path(source)
+    if path.is_file() and path.suffix == ".py":
+        return _from_module(path.resolve())
     if not path.is_dir():
-        raise CorpusError(f"The source {str(source)!r} is not a folder.")
+        raise CorpusError(f"The source {str(source)!r} is not a folder or a .py file.")
     path = path.resolve()
     if (path / "__init__.py").is_file():
         return _from_package_dir(path)
-    packages = sorted(p for p in path.iterdir() if (p / "__init__.py").is_file())
-    if len(packages) != 1:
-        names = [p.name for p in packages]
-        raise CorpusError(
-            f"The source {str(source)!r} must be a package folder or hold exactly one package; "
-            f"it holds {names!r}."
+    for root in (path, path / "src"):
+        if not root.is_dir():
+            continue
+        packages = sorted(
+            p
+            for p in root.iterdir()
+            if (p / "__init__.py").is_file() and p.name not in SKIPPED_DIRS
         )
-    return _from_package_dir(packages[0])
+        if len(packages) > 1:
+            names = [p.name for p in packages]
+            raise CorpusError(
+                f"The source {str(source)!r} must be a package folder or hold exactly one "
+                f"package; it holds {names!r}."
+            )
+        if packages:
+            return _from_package_dir(packages[0])
+        modules = sorted(
+            p for p in root.glob("*.py") if is_library_file(p.name) and p.name not in PROJECT_FILES
+        )
+        if len(modules) == 1:
+            return _from_module(modules[0])
+        if modules:
+            raise CorpusError(
+                f"The source {str(source)!r} holds no package and several modules "
+                f"{[p.name for p in modules]!r}; give the module file itself."
+            )
+    raise CorpusError(
+        f"The source {str(source)!r} must be a package folder or hold exactly one package; "
+        "it holds none (nor a src/ folder with one)."
+    )
 
 
 def load_package(name: str) -> Corpus:
-    """A corpus from an installed package, located with ``importlib.util.find_spec``."""
+    """A corpus from an installed package or module, located with ``importlib.util.find_spec``.
+
+    Only top-level names are accepted: finding ``pkg.sub`` would import ``pkg``, and a
+    subpackage alone cannot be imported from a private copy.
+    """
+    if not name.isidentifier():
+        hint = f" (give the top-level package {name.split('.')[0]!r})" if "." in name else ""
+        raise CorpusError(f"The package name {name!r} is not a top-level import name{hint}.")
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         spec = None
-    if spec is None or not spec.submodule_search_locations:
+    if spec is None:
         raise CorpusError(f"No installed package named {name!r} was found.")
-    return _from_package_dir(Path(next(iter(spec.submodule_search_locations))).resolve())
+    if spec.submodule_search_locations:
+        return _from_package_dir(Path(next(iter(spec.submodule_search_locations))).resolve())
+    origin = Path(spec.origin or "")
+    if origin.suffix != ".py" or not origin.is_file():
+        raise CorpusError(
+            f"The installed module {name!r} has no Python source to plant bugs in "
+            f"(it is {spec.origin or 'built in'!s})."
+        )
+    return _from_module(origin.resolve())
+
+
+def _from_module(module: Path) -> Corpus:
+    """A single-module library: the module's folder is the import root."""
+    root = module.parent
+    places = [root.parent, root] if root.name == "src" else [root]
+    globals_: dict[str, str] = {}
+    for folder in places:
+        globals_ |= _conftest_globals(folder / "conftest.py")
+    return Corpus(root, module.name, (module.name,), globals_)
 
 
 def _from_package_dir(package_dir: Path) -> Corpus:
@@ -84,15 +151,21 @@ def _from_package_dir(package_dir: Path) -> Corpus:
     )
     if not files:
         raise CorpusError(f"The package folder {str(package_dir)!r} holds no Python file.")
-    globals_ = _conftest_globals(package_dir / "conftest.py")
+    # pytest reads conftest.py files from the project down to the package: a src/ layout keeps
+    # the project's one above the import root.
+    places = [root.parent] if root.name == "src" else []
+    globals_: dict[str, str] = {}
+    for folder in [*places, root, package_dir]:
+        globals_ |= _conftest_globals(folder / "conftest.py")
     return Corpus(root, package_dir.name, tuple(files), globals_)
 
 
 def _conftest_globals(conftest: Path) -> dict[str, str]:
     """Names put in pytest's ``doctest_namespace``, mapped to the module they stand for."""
-    if not conftest.is_file():
-        return {}
-    tree = ast.parse(conftest.read_text(encoding="utf-8"))
+    try:
+        tree = ast.parse(conftest.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return {}  # no conftest, or one that pytest could not load either
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -13,8 +13,6 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bench.lint import signature
-
 ATOMS = (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Call)
 
 
@@ -336,8 +334,8 @@ _NO_OP = re.compile(r"[-+]=? 0\b(?!\.)|[*/]=? 1\b(?!\.)|\b0 [-+*] ")
 def candidates(source: str, scope: Scope) -> list[Edit]:
     """Every one-line edit of every kind in the body of ``scope`` (docstring excluded).
 
-    Not yet validated (see :class:`Validator`); in a fixed order (line, kind, text), so a
-    seeded choice over it is reproducible.
+    Not yet validated (see ``bench.validate.Validator``); in a fixed order (line, kind, text),
+    so a seeded choice over it is reproducible.
     """
     lines = source.splitlines(keepends=True)
     body = scope.body[1:] if ast.get_docstring(scope, clean=False) is not None else scope.body
@@ -360,33 +358,6 @@ def candidates(source: str, scope: Scope) -> list[Edit]:
             continue  # "x - 0" reads as a planted edit, not as a mistake someone makes
         chosen.setdefault((edit.line, edit.planted), edit)
     return sorted(chosen.values(), key=lambda e: (e.line, e.kind, e.planted))
-
-
-# Adding or subtracting zero in any spelling ("a[1:-0]", "y-0") reads as a planted edit, never as
-# a mistake. Judged here, not in ``candidates``, so the seeded order of the other candidates, and
-# so every key planted before this check, is kept.
-_SIGNED_ZERO = re.compile(r"[-+]=?\s*0\b(?![.\w])")
-
-
-class Validator:
-    """Judges candidate edits of one source: they must parse, change the program, read like a
-    mistake and give a linter nothing new to say. Checking is lazy because it parses the whole
-    file per edit."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.dump = ast.dump(ast.parse(source))
-        self.lint = signature(source)
-
-    def __call__(self, edit: Edit) -> bool:
-        if _SIGNED_ZERO.search(edit.planted) and not _SIGNED_ZERO.search(edit.original):
-            return False
-        try:
-            new_source = apply(self.source, edit)
-            changed = ast.dump(ast.parse(new_source)) != self.dump
-            return changed and signature(new_source) == self.lint
-        except (SyntaxError, ValueError):
-            return False
 
 
 def apply(source: str, edit: Edit) -> str:

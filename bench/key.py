@@ -30,8 +30,7 @@ def write_corpus(corpus: Corpus, planting: Planting, out: Path, seed: int) -> di
         if folder.exists():
             shutil.rmtree(folder)
     by_path = {bug.path: bug for bug in planting.bugs}
-    package_dir = corpus.root / corpus.package
-    for path in sorted(package_dir.rglob("*")):
+    for path in corpus.top_paths():
         relative = path.relative_to(corpus.root).as_posix()
         if path.is_dir() or any(part in SKIPPED_DIRS for part in relative.split("/")[:-1]):
             continue
@@ -72,7 +71,7 @@ def write_corpus(corpus: Corpus, planting: Planting, out: Path, seed: int) -> di
         )
     key = {
         "format": KEY_FORMAT,
-        "corpus": corpus.package,
+        "corpus": corpus.name,
         "seed": seed,
         "files": list(corpus.files),
         "bugs": bugs,

@@ -19,8 +19,9 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from bench.corpus import Corpus
-from bench.edits import KINDS, Edit, Validator, apply, candidates
+from bench.edits import KINDS, Edit, apply, candidates
 from bench.proof import Proof
+from bench.validate import Validator
 from bench.workspace import Slot, borrowed, slots
 from kit.source import spans_of_tree
 

@@ -27,12 +27,13 @@ class Slot:
     def __init__(self, corpus: Corpus, base: Path) -> None:
         self.corpus = corpus
         self.root = base
-        shutil.copytree(
-            corpus.root / corpus.package,
-            base / corpus.package,
+        top = corpus.root / corpus.package
+        if top.is_file():  # a single-module library
+            shutil.copy2(top, base / corpus.package)
+        else:
             # Bytecode is kept (copy2 keeps mtimes, so it stays valid): the first import in a
             # fresh copy then costs a second, not a full compile of the package.
-        )
+            shutil.copytree(top, base / corpus.package)
 
     def read(self, relative: str) -> str:
         return (self.root / relative).read_text(encoding="utf-8")

@@ -10,7 +10,8 @@ from bench_helpers import ALGOS
 
 from bench.audited import strip_examples
 from bench.corpus import load_package
-from bench.edits import KINDS, Validator, apply, candidates
+from bench.edits import KINDS, apply, candidates
+from bench.validate import Validator
 
 SOURCE = '''\
 def f(a, x, n):

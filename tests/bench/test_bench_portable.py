@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.corpus import load_dir
-from bench.edits import Edit, Validator
+from bench.edits import Edit
 from bench.lint import signature
 from bench.proof import run_examples
+from bench.validate import Validator
 from bench.workspace import Slot
 
 RAISES = '''\
@@ -115,3 +116,13 @@ def test_a_signed_zero_is_refused_as_an_edit() -> None:
     assert not valid(Edit("wrong_constant", 2, line, "    etag = etag[1:-0]"))
     assert not valid(Edit("wrong_constant", 2, line, "    etag = etag[1:len(etag)-0]"))
     assert valid(Edit("off_by_one", 2, line, "    etag = etag[1:-2]"))
+
+
+def test_subtracting_from_a_string_is_refused_as_an_edit() -> None:
+    source = "def join(parts, n):\n    text = ''.join('/' + part for part in parts)\n    return n\n"
+    valid = Validator(source)
+    line = source.splitlines()[1]
+    assert not valid(Edit("plus_minus", 2, line, line.replace("'/' +", "'/' -")))
+    assert not valid(Edit("plus_minus", 2, line, line.replace("'/' +", "f'/' -")))
+    numbers = "def f(a, b):\n    c = a + b\n    return c\n"
+    assert Validator(numbers)(Edit("plus_minus", 2, "    c = a + b", "    c = a - b"))
