@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import sys
+import tokenize
 import traceback
 from typing import Any
 
@@ -93,15 +94,36 @@ def docstrings(tree: ast.Module, module_name: str) -> list[tuple[str, int, str]]
     return found
 
 
+def _forget_installed(top: str) -> None:
+    """Drop the library if the interpreter imported it before us (a ``.pth`` file may import a
+    package at startup): the examples must run against the corpus copy, not the installed one."""
+    for name in [name for name in sys.modules if name == top or name.startswith(top + ".")]:
+        del sys.modules[name]
+
+
+def _outside(module: Any, root: str) -> str | None:
+    """The module's file when it is not under ``root``: a proof of the wrong code."""
+    location = getattr(module, "__file__", None)
+    base = os.path.realpath(root) + os.sep
+    if location and not os.path.realpath(location).startswith(base):
+        return str(location)
+    return None
+
+
 def main() -> None:
     root, module_name, relative, result_path, flags, globals_json = sys.argv[1:7]
     sys.path.insert(0, root)
     result: dict[str, object] = {"status": "ok", "detail": "", "examples": []}
+    top = module_name.partition(".")[0]
     try:
+        _forget_installed(top)
         extra = {
             alias: importlib.import_module(name) for alias, name in json.loads(globals_json).items()
         }
         module = importlib.import_module(module_name)
+        elsewhere = _outside(module, root)
+        if elsewhere:
+            raise ImportError(f"{module_name} was imported from {elsewhere}, not the corpus copy")
     except ModuleNotFoundError as error:
         result.update(status="missing", detail=str(error.name or error))
     except BaseException as error:  # any import failure is reported
@@ -109,13 +131,12 @@ def main() -> None:
         result.update(status="import_error", detail=detail[:500])
     else:
         path = os.path.join(root, relative)
-        with open(path, encoding="utf-8") as handle:
+        with tokenize.open(path) as handle:  # the file's declared encoding, as import reads it
             tree = ast.parse(handle.read())
         parser = doctest.DocTestParser()
         runner = Recorder(int(flags), root)
         # Examples often call the library by its own name (``wcwidth.ljust(...)`` in
         # ``wcwidth/align.py``) as its docs do; the module's own names and conftest's come first.
-        top = module_name.partition(".")[0]
         for name, lineno, text in docstrings(tree, module_name):
             globs = {top: sys.modules[top]}
             globs.update(module.__dict__)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,28 @@ class Corpus:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         return ".".join(parts)
+
+
+def read_source(path: Path) -> str:
+    """A Python file's text in its declared encoding (PEP 263: ``# -*- coding: latin-1 -*-``).
+
+    A file that does not decode under its own declaration is read as UTF-8 with replacement
+    characters: Python could not import it either, so it is only ever read, never run.
+    """
+    try:
+        with tokenize.open(path) as handle:
+            return handle.read()
+    except (SyntaxError, UnicodeDecodeError):
+        return path.read_bytes().decode("utf-8", "replace")
+
+
+def is_utf8(path: Path) -> bool:
+    """True when the file's bytes are UTF-8 (what the audit kit reads and edits are written in)."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def is_library_file(relative: str) -> bool:

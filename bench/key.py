@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.audited import strip_examples
-from bench.corpus import SKIPPED_DIRS, Corpus, is_library_file
+from bench.corpus import SKIPPED_DIRS, Corpus, is_library_file, read_source
 from bench.edits import apply
 from bench.plant import Planting
 from kit.source import function_spans
@@ -42,7 +42,7 @@ def write_corpus(corpus: Corpus, planting: Planting, out: Path, seed: int) -> di
             if not relative.endswith((".pyc", ".pyo")):
                 shutil.copyfile(path, target)
             continue
-        source = path.read_text(encoding="utf-8")
+        source = read_source(path)  # the audited copy is UTF-8, whatever the original's coding
         if relative in by_path:
             source = apply(source, by_path[relative].edit)
         target.write_text(strip_examples(source).text, encoding="utf-8")

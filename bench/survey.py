@@ -10,7 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from bench.corpus import Corpus
+from bench.corpus import Corpus, is_utf8, read_source
 from bench.plant import MIN_EXAMPLES, file_examples
 from bench.proof import Proof
 from bench.workspace import borrowed, slots
@@ -46,9 +46,11 @@ class Survey:
 def survey(corpus: Corpus, timeout: float = 60.0, workers: int = 2) -> Survey:
     """Count files, tokens, shards and examples, and run every file's examples once."""
     result = Survey(files=len(corpus.files))
-    texts = {path: (corpus.root / path).read_text(encoding="utf-8") for path in corpus.files}
+    texts = {path: read_source(corpus.root / path) for path in corpus.files}
     result.tokens = sum(estimate_tokens(text) for text in texts.values())
-    result.shards = len(pack(list(corpus.files), SHARD_TOKENS, root=corpus.root))
+    # The kit reads UTF-8; other files are UTF-8 in the audited copy, but not in the source.
+    readable = [path for path in corpus.files if is_utf8(corpus.root / path)]
+    result.shards = len(pack(readable, SHARD_TOKENS, root=corpus.root)) if readable else 0
     counts = {path: _examples(text) for path, text in texts.items()}
     with_examples = [path for path, count in counts.items() if count > 0]
     result.with_examples = len(with_examples)

@@ -41,9 +41,9 @@ class Slot:
     def run(self, relative: str, timeout: float, source: str | None = None) -> Proof:
         """Run the examples of ``relative``; with ``source``, of that text in its place."""
         path = self.root / relative
-        original = path.read_text(encoding="utf-8")
+        original = path.read_bytes()  # restored byte for byte, whatever its encoding
         if source is not None:
-            self._write(path, source)
+            self._write(path, source.encode("utf-8"))
         try:
             return run_examples(
                 self.root,
@@ -57,10 +57,10 @@ class Slot:
                 self._write(path, original)
 
     @staticmethod
-    def _write(path: Path, text: str) -> None:
+    def _write(path: Path, data: bytes) -> None:
         cached = Path(importlib.util.cache_from_source(str(path)))
         cached.unlink(missing_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(data)
 
 
 @contextmanager
