@@ -71,9 +71,27 @@ def add_plant(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
+def _check_out(corpus: Corpus, out: Path) -> None:
+    """Refuse an output folder that would overwrite the library or be read as part of it:
+    ``out/audited`` and ``out/hidden`` are replaced, and a key inside the library would be
+    copied into the next audited copy."""
+    top, target = (corpus.root / corpus.package).resolve(), out.resolve()
+    replaced = (target / "audited", target / "hidden")
+    if (
+        target == top
+        or top in target.parents
+        or any(folder == top or folder in top.parents for folder in replaced)
+    ):
+        raise UsageError(
+            f"The output folder {str(out)!r} overlaps the library {str(top)!r}; "
+            "choose a folder outside it."
+        )
+
+
 def run_plant(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     out = Path(args.out)
+    _check_out(corpus, out)
     started = time.perf_counter()
 
     def progress(outcome: Outcome) -> None:

@@ -118,3 +118,17 @@ def double(x):
     corpus = load_dir(tmp_path / "selfnamed")
     proof = Slot(corpus, _write(tmp_path / "slot" / "x").parent).run("selfnamed/core.py", 60)
     assert proof.all_pass and proof.total == 3
+
+
+def test_an_output_folder_overlapping_the_library_is_refused_and_nothing_is_touched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Planting again from an audited copy into the same benchmark would first delete audited/.
+    package = _write(tmp_path / "bench_out" / "audited" / "lib" / "numbers.py", NUMBERS).parent
+    _write(package / "__init__.py")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for out in (tmp_path / "bench_out", package / "planted", package):
+        argv = ["plant", "--source", str(package), "--out", str(out), "--bugs", "1", "--seed", "1"]
+        assert main([*argv, "--quiet"]) == 2
+        assert "overlaps the library" in capsys.readouterr().err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
