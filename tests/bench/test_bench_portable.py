@@ -4,12 +4,15 @@ outcome does not depend on the hash seed, and edits a linter or a reader would s
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from bench.corpus import load_dir
-from bench.edits import Edit
+from bench.edits import KINDS, Edit
 from bench.lint import signature
-from bench.proof import run_examples
+from bench.plant import _try_file
+from bench.proof import Example as ProofExample
+from bench.proof import Proof, run_examples
 from bench.validate import Validator
 from bench.workspace import Slot
 
@@ -126,3 +129,32 @@ def test_subtracting_from_a_string_is_refused_as_an_edit() -> None:
     assert not valid(Edit("plus_minus", 2, line, line.replace("'/' +", "f'/' -")))
     numbers = "def f(a, b):\n    c = a + b\n    return c\n"
     assert Validator(numbers)(Edit("plus_minus", 2, "    c = a + b", "    c = a - b"))
+
+
+class _ScriptedSlot:
+    """A slot whose runs are scripted: the clean file passes; each edited run fails the examples
+    the script gives next (a flaky example fails once, then passes)."""
+
+    def __init__(self, source: str, failures: list[int]) -> None:
+        self.source, self.failures, self.runs = source, failures, 0
+
+    def read(self, relative: str) -> str:
+        return self.source
+
+    def run(self, relative: str, timeout: float, source: str | None = None) -> Proof:
+        self.runs += 1
+        failed = 0 if source is None else self.failures.pop(0)
+        examples = tuple(
+            ProofExample("f", n, "f()\n", "1\n", "2\n" if n < failed else "1\n", n >= failed)
+            for n in range(10)
+        )
+        return Proof("ok", examples, "", 0.0)
+
+
+def test_an_edit_must_fail_the_same_examples_twice_to_be_planted() -> None:
+    source = 'def f(a, b):\n    """F.\n\n    >>> f(1, 2)\n    6\n    """\n    return (a + b) * 2\n'
+    # The first edit fails one example, then none (a flaky example); the second fails 2, twice.
+    slot = _ScriptedSlot(source, [1, 0, 2, 2])
+    outcome = _try_file(slot, "m.py", 1, list(KINDS), 60, 12, threading.Event())  # type: ignore[arg-type]
+    assert outcome.planted is not None and outcome.tried == 2 and slot.runs == 5
+    assert [example["line"] for example in outcome.planted.failing] == [0, 1]
