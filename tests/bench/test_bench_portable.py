@@ -152,7 +152,7 @@ class _ScriptedSlot:
 
 
 def test_an_edit_must_fail_the_same_examples_twice_to_be_planted() -> None:
-    source = 'def f(a, b):\n    """F.\n\n    >>> f(1, 2)\n    6\n    """\n    return (a + b) * 2\n'
+    source = 'def f(a, b):\n    """F.\n\n    >>> f(1, 2)\n    2\n    """\n    return a + b - 1\n'
     # The first edit fails one example, then none (a flaky example); the second fails 2, twice.
     slot = _ScriptedSlot(source, [1, 0, 2, 2])
     outcome = _try_file(slot, "m.py", 1, list(KINDS), 60, 12, threading.Event())  # type: ignore[arg-type]
