@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.corpus import Corpus, CorpusError, load_dir, load_package
 from bench.key import KeyFileError, write_corpus
-from bench.plant import Outcome, plant
+from bench.plant import MIN_EXAMPLES, Outcome, plant
 from bench.score import match
 from bench.survey import survey
 
@@ -118,6 +118,11 @@ def run_plant(args: argparse.Namespace) -> int:
         f"time: {seconds:.1f} s, doctests {planting.doctest_seconds:.1f} s "
         f"({share:.0%} of {args.workers} workers' time)"
     )
+    if not planting.eligible:
+        raise Refused(
+            f"No file of {corpus.name!r} has {MIN_EXAMPLES} doctest examples and a function with "
+            "examples of its own, so no bug can be proven (python -m bench survey shows the counts)."
+        )
     if len(key["bugs"]) < args.bugs:
         raise Refused(f"Only {len(key['bugs'])} of the {args.bugs} bugs asked for could be proven.")
     return OK

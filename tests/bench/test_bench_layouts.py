@@ -132,3 +132,12 @@ def test_an_output_folder_overlapping_the_library_is_refused_and_nothing_is_touc
         assert main([*argv, "--quiet"]) == 2
         assert "overlaps the library" in capsys.readouterr().err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_library_without_doctests_is_refused_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    package = _write(tmp_path / "plain" / "__init__.py", "def f():\n    return 1\n").parent
+    argv = ["plant", "--source", str(package), "--out", str(tmp_path / "out"), "--bugs", "1"]
+    assert main([*argv, "--seed", "1", "--quiet"]) == 1
+    assert "No file of 'plain' has 3 doctest examples" in capsys.readouterr().err
