@@ -120,8 +120,9 @@ def run_plant(args: argparse.Namespace) -> int:
     )
     if not planting.eligible:
         raise Refused(
-            f"No file of {corpus.name!r} has {MIN_EXAMPLES} doctest examples and a function with "
-            "examples of its own, so no bug can be proven (python -m bench survey shows the counts)."
+            f"No file of {corpus.name!r} has {MIN_EXAMPLES} doctest examples and a function "
+            "with examples of its own, so no bug can be proven (python -m bench survey counts "
+            "them)."
         )
     if len(key["bugs"]) < args.bugs:
         raise Refused(f"Only {len(key['bugs'])} of the {args.bugs} bugs asked for could be proven.")
