@@ -3,9 +3,9 @@
 A corpus is an import root (the folder that goes on ``sys.path``) plus the library's Python
 files under it: a package folder (regular or namespace), or a single-module library
 (``jsonpatch.py``). Test folders are left out: they are not what an audit reads, and they would
-hand a reader the expected behaviour. Names a doctest may use without importing are read from
-the library's ``conftest.py`` (``doctest_namespace["nx"] = networkx``), as pytest would provide
-them.
+hand a reader the expected behaviour; vendored libraries are left out too. Names a doctest may
+use without importing are read from the library's ``conftest.py`` (``doctest_namespace["nx"] =
+networkx``), as pytest would provide them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SKIPPED_DIRS = {"tests", "test", "__pycache__"}
+# Tests hand a reader the expected behaviour; vendored copies of other libraries (pip's and
+# setuptools' ``_vendor``) are not the library under audit, and would take most of its bugs.
+SKIPPED_DIRS = {"tests", "test", "__pycache__", "_vendor", "vendor", "_vendored", "vendored"}
+SKIPPED_DIRS |= {"externals", "_externals"}
 
 
 class CorpusError(ValueError):

@@ -141,3 +141,15 @@ def test_a_library_without_doctests_is_refused_with_the_reason(
     argv = ["plant", "--source", str(package), "--out", str(tmp_path / "out"), "--bugs", "1"]
     assert main([*argv, "--seed", "1", "--quiet"]) == 1
     assert "No file of 'plain' has 3 doctest examples" in capsys.readouterr().err
+
+
+def test_vendored_libraries_are_neither_planted_nor_audited(tmp_path: Path) -> None:
+    package = _write(tmp_path / "host" / "__init__.py").parent
+    _write(package / "core.py", NUMBERS)
+    _write(package / "_vendor" / "__init__.py")
+    _write(package / "_vendor" / "other" / "numbers.py", NUMBERS)
+    corpus = load_dir(package)
+    assert corpus.files == ("host/__init__.py", "host/core.py")
+    argv = ["plant", "--source", str(package), "--out", str(tmp_path / "out"), "--bugs", "1"]
+    assert main([*argv, "--seed", "1", "--quiet"]) == 0
+    assert not (tmp_path / "out" / "audited" / "host" / "_vendor").exists()
