@@ -13,7 +13,9 @@ Soundness rests on three facts of the plan language:
 - A function's local can hold only what its own bindings give it (reading it earlier raises).
   So only a scope's own names count, and reads of outer names have no kind.
 - A module-level name could also hold a host value of the same name, until the plan binds it;
-  so it counts only when its first appearance in module-level code is a top-level assignment.
+  so it counts (and other names' kinds may rest on it) only when its first appearance in
+  module-level code is a top-level assignment. A module loop variable keeps the host's value
+  after a loop that never ran, so there only reads inside the loop's own body see an item.
 
 Builtins (``range``, ``len``, ...) are trusted when the plan never binds their names; the
 sandbox refuses host values that would shadow a builtin.
@@ -45,7 +47,8 @@ _TRUSTED = _INT_CALLS | set(_CONTAINER_CALLS) | {"range", "abs"}
 
 
 class Kinds:
-    """``kind(expr)``: "int", "dict", "list", "set" or None, for expressions of the source."""
+    """``kind(expr)``: "int", "num", "dict", "list", "set", "strs", "str" or None, for
+    expressions of the source."""
 
     def __init__(self, tree: ast.Module):
         self._name_kind: dict[int, str] = {}
@@ -59,27 +62,34 @@ class Kinds:
             load.id for scope in scopes for load in scope.loads if id(load) not in found.iterated
         }  # names read anywhere other than as a loop's source
         self._small_loads: set[int] = set()
+        self._loop_reads = {id(read): source for read, source in found.loop_reads}
         for scope in scopes:
             self._find_small_loads(scope)
-            kinds = self._solve(scope)
-            if scope is self._module and kinds:
-                kinds = {n: k for n, k in kinds.items() if self._assigned_first(tree, n)}
+            # A module name that may still hold the host's value is no kind while solving, so
+            # no other name's kind rests on it either (``a = b``, then ``b = 0``).
+            hosted = (
+                {n for n in scope.bindings if not self._assigned_first(tree, n)}
+                if scope is self._module
+                else set()
+            )
+            kinds = self._solve(scope, hosted)
             for load in scope.loads:
                 kind = kinds.get(load.id)
                 if kind is not None:
                     self._name_kind[id(load)] = kind
         for read, source in found.loop_reads:
             if id(read) not in self._name_kind and read.id not in self._walrus:
-                item = self._item_kind(source)
+                item = self._item_kind(source, lambda name: self._name_kind.get(id(name)))
                 if item is not None:
                     self._name_kind[id(read)] = item
 
-    def _item_kind(self, source: ast.expr) -> str | None:
+    def _item_kind(self, source: ast.AST | None, lookup) -> str | None:
         """What every item of a loop's source is, if the source proves it."""
         if self._is_call(source, "range"):
             return "int"
         if isinstance(source, ast.Name):
-            return "str" if self._name_kind.get(id(source)) == "strs" else None
+            kind = lookup(source)
+            return "str" if kind == "strs" else "?" if kind == "?" else None
         return "str" if _strings(source) else None
 
     def _assigned_first(self, module: ast.Module, name: str) -> bool:
@@ -133,6 +143,12 @@ class Kinds:
 
     def _find_small_loads(self, scope: Scope) -> None:
         for load in scope.loads:
+            if scope is self._module:  # after a loop that never ran: the host's value
+                source = self._loop_reads.get(id(load))
+                if source is not None and load.id not in self._walrus:
+                    if self._small_range(source):
+                        self._small_loads.add(id(load))
+                continue
             bindings = scope.bindings.get(load.id)
             if (
                 bindings
@@ -155,11 +171,13 @@ class Kinds:
 
     # -- solving: the greatest fixpoint of each scope's bindings -------------------------
 
-    def _solve(self, scope: Scope) -> dict[str, str]:
+    def _solve(self, scope: Scope, hosted: set[str]) -> dict[str, str]:
         names = {
             name
             for name, bindings in scope.bindings.items()
-            if name not in self._walrus and all(how != "unknown" for how, _, _ in bindings)
+            if name not in self._walrus
+            and name not in hosted
+            and all(how != "unknown" for how, _, _ in bindings)
         }
         env: dict[str, str | None] = dict.fromkeys(names, "?")
         while True:
@@ -171,9 +189,9 @@ class Kinds:
                 known = kinds - {"?"}
                 if len(known) > 1 and known <= NUMBERS:
                     known = {"num"}  # an int here, a float there: a number
+                # Still "?" when every binding waits on names still "?": on a later pass, or for
+                # good (a cycle that no binding starts can never run), and then it has no kind.
                 new = None if None in kinds or len(known) > 1 else (known.pop() if known else "?")
-                if new == "?" and env[name] == "?" and not known:
-                    new = None  # bound only in terms of itself: nothing proves a kind
                 if new != env[name]:
                     env[name], changed = new, True
             if not changed:
@@ -183,7 +201,12 @@ class Kinds:
         how, value, op = binding
 
         def lookup(name: ast.Name) -> str | None:
-            return env.get(name.id) if name.id in env else None
+            if name.id in env:
+                return env[name.id]
+            source = self._loop_reads.get(id(name))  # a name with no kind here (a module
+            if source is None or name.id in self._walrus:  # loop variable, say) still holds
+                return None  # the current item inside its own loop's body
+            return self._item_kind(source, lookup)
 
         if how == "expr":
             if me not in self._escaping and _strings(value):
