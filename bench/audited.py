@@ -49,6 +49,29 @@ def docstring_spans(tree: ast.Module) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
+def assigned_doc_spans(tree: ast.Module) -> list[tuple[int, int]]:
+    """First and last line of documentation assigned rather than written in place: a string
+    assigned to a name at module or class level (``besselj = r\"\"\"...\"\"\"`` in mpmath,
+    attached to its function at import) or to an ``__doc__`` attribute (an f-string too). Their
+    examples would show a reader the expected output of a function as plainly as a docstring."""
+    spans = []
+    bodies = [tree.body] + [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    for body in bodies:
+        for statement in body:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                continue
+            target, value = statement.targets[0], statement.value
+            named = isinstance(target, ast.Name) or (
+                isinstance(target, ast.Attribute) and target.attr == "__doc__"
+            )
+            text = isinstance(value, ast.JoinedStr) or (
+                isinstance(value, ast.Constant) and isinstance(value.value, str)
+            )
+            if named and text and value.end_lineno and value.end_lineno > value.lineno:
+                spans.append((value.lineno, value.end_lineno))
+    return spans
+
+
 def example_lines(lines: list[str], start: int, end: int) -> set[int]:
     """Line numbers (1-based) of doctest examples inside the docstring ``start..end``."""
     found: set[int] = set()
@@ -77,7 +100,8 @@ def strip_examples(source: str) -> Stripped:
     """``source`` without doctest examples, with runs of blank lines they leave collapsed."""
     lines = source.splitlines(keepends=True)
     try:
-        spans = docstring_spans(ast.parse(source))
+        tree = ast.parse(source)
+        spans = sorted(set(docstring_spans(tree)) | set(assigned_doc_spans(tree)))
     except SyntaxError:
         return Stripped(source, tuple(range(1, len(lines) + 1)))
     drop: set[int] = set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from bench.audited import strip_examples
 from bench.corpus import load_dir
 from bench.edits import KINDS, Edit
 from bench.lint import signature
@@ -158,3 +159,44 @@ def test_an_edit_must_fail_the_same_examples_twice_to_be_planted() -> None:
     outcome = _try_file(slot, "m.py", 1, list(KINDS), 60, 12, threading.Event())  # type: ignore[arg-type]
     assert outcome.planted is not None and outcome.tried == 2 and slot.runs == 5
     assert [example["line"] for example in outcome.planted.failing] == [0, 1]
+
+
+ASSIGNED_DOCS = '''\
+"""Docs attached at import, as mpmath's function_docs.py does."""
+
+besselj = r"""
+Bessel function of the first kind.
+
+    >>> double(2)
+    4
+
+Prose stays.
+"""
+
+
+class Holder:
+    note = """
+    >>> double(3)
+    6
+    """
+
+
+def double(x):
+    return 2 * x
+
+
+double.__doc__ = f"""Twice x.
+
+>>> double({1})
+2
+"""
+message = "Type >>> to start; this line is not documentation."
+'''
+
+
+def test_examples_in_documentation_assigned_at_import_are_stripped_too() -> None:
+    text = strip_examples(ASSIGNED_DOCS).text
+    assert ">>> double" not in text and "\n    4\n" not in text and "    6\n" not in text
+    assert "Prose stays." in text and "Bessel function of the first kind." in text
+    assert 'message = "Type >>> to start; this line is not documentation."' in text
+    compile(text, "audited.py", "exec")
