@@ -364,6 +364,38 @@ def test_a_name_read_in_its_loop_body_keeps_the_item_kind_whatever_else_binds_it
     assert run(plan) == cpython(plan)
 
 
+@pytest.mark.parametrize(
+    ("plan", "priced"),
+    [
+        # an inner loop rebinding the name ends the outer proof: after it, v is its last item
+        ("for v in ['a']:\n    for v in [x]:\n        pass\n    s = f'{v}'", True),
+        # ... while the inner loop's own reads keep theirs
+        ("for w in [x]:\n    for v in ['a']:\n        s = f'{v}'", False),
+        # a read in the source of an inner loop that rebinds the name is no item
+        ("for v in ['a']:\n    for v in [v, x]:\n        s = f'{v}'", True),
+        # a function's loop: read in the else clause (the last item, or unbound) is priced
+        (
+            "def f():\n    for v in ['a']:\n        pass\n    else:\n        v = x\n"
+            "    return f'{v}'\ns = f()",
+            True,
+        ),
+    ],
+)
+def test_nested_loops_over_the_same_name(plan, priced):
+    assert ("_text_(v)" in rewritten(SHARED + plan)) is priced
+    if priced:
+        size_error(SHARED + plan)
+    else:
+        assert run(SHARED + plan + "\nresult = s") == "a"
+
+
+def test_a_comprehension_over_an_iterated_only_name_is_priced_but_correct():
+    # precision left on the table: the comprehension's scope cannot see the outer name's kind
+    plan = "xs = ['a', 'b']\nresult = [f'<{v}>' for v in xs]"
+    assert "_text_(v)" in rewritten(plan)
+    assert run(plan) == cpython(plan) == ["<a>", "<b>"]
+
+
 # -- the oracle: every proven read is checked at run time, over generated plans -------------
 
 NAMES = ("t", "u", "v", "xs", "i")
