@@ -10,11 +10,12 @@ networkx``), as pytest would provide them.
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.pytest_config import DEFAULT_FLAGS, doctest_settings
 
 # Tests hand a reader the expected behaviour; vendored copies of other libraries (pip's and
 # setuptools' ``_vendor``) are not the library under audit, and would take most of its bugs.
@@ -39,6 +40,7 @@ class Corpus:
     package: str
     files: tuple[str, ...]
     doctest_globals: dict[str, str] = field(default_factory=dict)
+    optionflags: int = DEFAULT_FLAGS
 
     @property
     def name(self) -> str:
@@ -162,10 +164,8 @@ def _from_module(module: Path) -> Corpus:
     """A single-module library: the module's folder is the import root."""
     root = module.parent
     places = [root.parent, root] if root.name == "src" else [root]
-    globals_: dict[str, str] = {}
-    for folder in places:
-        globals_ |= _conftest_globals(folder / "conftest.py")
-    return Corpus(root, module.name, (module.name,), globals_)
+    globals_, flags = doctest_settings(places)
+    return Corpus(root, module.name, (module.name,), globals_, flags)
 
 
 def _from_package_dir(package_dir: Path) -> Corpus:
@@ -177,37 +177,7 @@ def _from_package_dir(package_dir: Path) -> Corpus:
     )
     if not files:
         raise CorpusError(f"The package folder {str(package_dir)!r} holds no Python file.")
-    # pytest reads conftest.py files from the project down to the package: a src/ layout keeps
-    # the project's one above the import root.
+    # A src/ layout keeps the project's pytest configuration above the import root.
     places = [root.parent] if root.name == "src" else []
-    globals_: dict[str, str] = {}
-    for folder in [*places, root, package_dir]:
-        globals_ |= _conftest_globals(folder / "conftest.py")
-    return Corpus(root, package_dir.name, tuple(files), globals_)
-
-
-def _conftest_globals(conftest: Path) -> dict[str, str]:
-    """Names put in pytest's ``doctest_namespace``, mapped to the module they stand for."""
-    try:
-        tree = ast.parse(conftest.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return {}  # no conftest, or one that pytest could not load either
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(target := node.targets[0], ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and target.value.id == "doctest_namespace"
-            and isinstance(target.slice, ast.Constant)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in aliases
-        ):
-            found[str(target.slice.value)] = aliases[node.value.id]
-    return found
+    globals_, flags = doctest_settings([*places, root, package_dir])
+    return Corpus(root, package_dir.name, tuple(files), globals_, flags)

@@ -10,7 +10,6 @@ of strings would otherwise pass or fail by chance, and "prove" an edit that chan
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import subprocess
@@ -20,8 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.pytest_config import DEFAULT_FLAGS
+
 CHILD = Path(__file__).with_name("_doctest_child.py")
-DEFAULT_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class Slot:
                 relative,
                 timeout,
                 self.corpus.doctest_globals,
+                self.corpus.optionflags,
             )
         finally:
             if source is not None:

@@ -153,3 +153,45 @@ def test_vendored_libraries_are_neither_planted_nor_audited(tmp_path: Path) -> N
     argv = ["plant", "--source", str(package), "--out", str(tmp_path / "out"), "--bugs", "1"]
     assert main([*argv, "--seed", "1", "--quiet"]) == 0
     assert not (tmp_path / "out" / "audited" / "host" / "_vendor").exists()
+
+
+DETAILED = '''\
+def check(value):
+    """Refuse negative values.
+
+    >>> check(-1)
+    Traceback (most recent call last):
+      ...
+    ValueError: value must be positive
+    >>> check(2)
+    2
+    >>> check(0)
+    0
+    """
+    if value < 0:
+        raise ValueError(f"{value} is negative")
+    return value
+'''
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "pyproject.toml",
+            '[tool.pytest.ini_options]\ndoctest_optionflags = "IGNORE_EXCEPTION_DETAIL NUMBER"\n',
+        ),
+        ("pytest.ini", "[pytest]\ndoctest_optionflags = IGNORE_EXCEPTION_DETAIL\n"),
+        ("setup.cfg", "[tool:pytest]\ndoctest_optionflags =\n    IGNORE_EXCEPTION_DETAIL\n"),
+    ],
+)
+def test_the_projects_doctest_optionflags_are_used(tmp_path: Path, name: str, text: str) -> None:
+    project = tmp_path / "project"
+    _write(project / "src" / "flagged" / "__init__.py", DETAILED)
+    plain = load_dir(project)
+    slot = Slot(plain, _write(tmp_path / "slot1" / "x").parent)
+    assert len(slot.run("flagged/__init__.py", 60).failed) == 1  # the message differs
+    _write(project / name, text)
+    configured = load_dir(project)
+    slot = Slot(configured, _write(tmp_path / "slot2" / "x").parent)
+    assert slot.run("flagged/__init__.py", 60).all_pass
