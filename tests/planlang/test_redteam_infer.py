@@ -227,7 +227,12 @@ def test_native_sums_compute_what_cpython_computes(plan):
 
 @pytest.mark.parametrize(
     "other",
-    ["'text'", "[1]", "(1,)", "{1: 2}", "{1}", "{1: 2}.keys()", "None", "str", "len", "range(3)"],
+    [
+        *("'text'", "[1]", "(1,)", "{1: 2}", "{1}", "{1: 2}.keys()", "None", "str", "len"),
+        *("range(3)", "list[int]", "ValueError('x')", "map(len, [])", "slice(1)", "frozenset()"),
+        *("{1: 2}.items()", "iter([1])", "reversed([1])", "zip()", "enumerate([])", "print"),
+        "lambda: 0",
+    ],
 )
 @pytest.mark.parametrize("op", ["t + v", "v + t", "t - v", "v - t"])
 def test_a_number_plus_anything_else_is_the_same_type_error_as_in_cpython(other, op):
