@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.score import match
+from bench.simulated import SampleTellingLLM
 from lead import findings_of, plan_and_run, run_plan, scout
 from lead.audit import kit_host
 from lead.scout import audited_root
 from planlang.gate import Decision, Gate, Policy
-from runtime import LLM, Budget, Client, Ledger, Settings
+from runtime import Budget, Client, Ledger, Settings
 
 __all__ = ["DesignRun", "EvalReport", "Setup", "Verdict", "evaluate", "render", "verdicts"]
 
@@ -133,8 +134,7 @@ def run_design(
     gate = Gate(Policy(max_credits=budget), settings=setup.settings, host=_host(setup),
                 inputs=inputs, seeds=2)  # fmt: skip
     try:
-        llm = LLM(ledger, client=setup.make_client(setup.seed), budget=Budget(budget),
-                  settings=setup.settings)  # fmt: skip
+        llm = _llm(setup, ledger, budget)
         decision = gate.submit(source, f"{design_id}.py")
         if decision.plan is None:
             row.status, row.note = "held", "; ".join(decision.reasons)
@@ -160,8 +160,7 @@ def run_lead_design(setup: Setup) -> DesignRun:
     gate = Gate(Policy(max_credits=setup.budget), settings=setup.settings, host=_host(setup),
                 seeds=2)  # fmt: skip
     try:
-        llm = LLM(ledger, client=setup.make_client(setup.seed), budget=Budget(setup.budget),
-                  settings=setup.settings)  # fmt: skip
+        llm = _llm(setup, ledger, setup.budget)
         started = time.perf_counter()
         result = plan_and_run(sheet, llm, llm, gate)
         row.wall_seconds = time.perf_counter() - started
@@ -179,6 +178,14 @@ def run_lead_design(setup: Setup) -> DesignRun:
     finally:
         gate.close()
         ledger.close()
+
+
+def _llm(setup: Setup, ledger: Ledger, budget: float | None) -> SampleTellingLLM:
+    """A fresh LLM for one design: the setup's client for its seed, a budget of ``budget``.
+    It tells the client each question's sample number: a simulated client seeds its answer by
+    it, so parallel samples get the same answers whichever thread asks first."""
+    return SampleTellingLLM(ledger, client=setup.make_client(setup.seed), budget=Budget(budget),
+                            settings=setup.settings)  # fmt: skip
 
 
 def _host(setup: Setup) -> Any:

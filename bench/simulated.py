@@ -3,8 +3,11 @@
 Real models are slow and cost money, and the evaluation must run in CI; so ``python -m bench
 eval --model simulated`` answers every call with this client. It recognises the kit's calls by
 the markers of the kit's contract (notes/KIT_API.md) and is deterministic: each answer is
-seeded by the question itself and by how many times that same question was asked before (the
-client never sees a sample's number, only its repeated question).
+seeded by the question itself and by its sample number, which ``SampleTellingLLM`` hands it
+(the runtime's client interface carries only model, messages and params). Seeding by the order
+of asking instead would let thread timing decide which of two parallel samples of one question
+gets which answer, and the run's numbers would change from run to run. Called directly, without
+a sample, the client falls back to counting how often the same question was asked.
 
 What it does, and the assumptions the numbers of a simulated report rest on:
 
@@ -36,14 +39,16 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from kit.library import PARSE_LOCK
 from kit.shards import CHARS_PER_TOKEN
 from kit.source import function_spans
-from runtime import Reply
+from runtime import LLM, Reply
 
-__all__ = ["SimulatedModel", "detect_probability", "lead_plan", "SIMULATED"]
+__all__ = ["SampleTellingLLM", "SimulatedModel", "detect_probability", "lead_plan", "SIMULATED"]
 
 SIMULATED = "simulated"
 CALIBRATION = ((20_000, 0.38), (100_000, 0.18))
@@ -54,7 +59,8 @@ SKEPTIC_ACCURACY = {  # (P(real | real bug), P(false | false alarm)), without / 
 }
 _FILE = re.compile(r"^=== (?:FILE: )?(.+?)(?: \(\d+ lines\))? ===$", re.MULTILINE)
 _KEY = re.compile(r'"key":\s*"([^"]+)"')
-_PARSE_LOCK = threading.Lock()
+# The sample number of the question being asked on this thread (None: not told).
+_SAMPLE: ContextVar[int | None] = ContextVar("simulated_sample", default=None)
 
 
 def detect_probability(tokens: float) -> float:
@@ -66,6 +72,22 @@ def detect_probability(tokens: float) -> float:
         return p1
     share = (math.log(tokens) - math.log(t0)) / (math.log(t1) - math.log(t0))
     return p0 + share * (p1 - p0)
+
+
+class SampleTellingLLM(LLM):
+    """An ``LLM`` that tells a simulated client which sample each question is.
+
+    The client is called on the thread that called ``chat`` (``runtime.llm``: budget, client,
+    ledger in turn), so a context variable set around the call reaches it. A real client
+    ignores it.
+    """
+
+    def chat(self, messages: list[dict[str, Any]], *, sample: int = 0, **kwargs: Any) -> Reply:
+        told = _SAMPLE.set(sample)
+        try:
+            return super().chat(messages, sample=sample, **kwargs)
+        finally:
+            _SAMPLE.reset(told)
 
 
 class SimulatedModel:
@@ -110,11 +132,19 @@ class SimulatedModel:
                      completion_tokens=len(text) // 4)  # fmt: skip
 
     def _rng(self, model: str, messages: list[dict[str, Any]]) -> random.Random:
+        """The answer's generator: seeded by the question and its sample number when the LLM
+        told it (sample k draws what the (k+1)-th ask drew before samples were told), else by
+        how many times the same question was asked."""
         asked = json.dumps([model, messages], sort_keys=True)
+        sample = _SAMPLE.get()
         with self._lock:
-            self._asked[asked] += 1
-            nth = self._asked[asked]
-        digest = hashlib.sha256(f"{self.seed}:{nth}:{asked}".encode()).hexdigest()
+            self._asked[f"{sample}:{asked}"] += 1
+            nth = self._asked[f"{sample}:{asked}"]
+        if sample is None:
+            token = str(nth)
+        else:  # a ledger answers a repeat of (question, sample); without one, vary it
+            token = str(sample + 1) if nth == 1 else f"{sample + 1}.{nth}"
+        digest = hashlib.sha256(f"{self.seed}:{token}:{asked}".encode()).hexdigest()
         return random.Random(digest)
 
     # -- scan ----------------------------------------------------------------------------
@@ -160,7 +190,10 @@ class SimulatedModel:
             return known
         try:
             source = (self.root / path).read_text(encoding="utf-8")
-            with _PARSE_LOCK:  # CPython 3.11's ast.parse is not safe on parallel threads
+            # CPython 3.11's ast.parse is not safe on parallel threads (gh-106905: SystemError
+            # "AST constructor recursion depth mismatch"); the kit's workers parse under this
+            # same lock, so a lock of our own would not keep us from colliding with them.
+            with PARSE_LOCK:
                 spans = function_spans(source)
         except (OSError, SyntaxError, ValueError):
             spans = []
