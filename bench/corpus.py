@@ -10,7 +10,10 @@ networkx``), as pytest would provide them.
 
 from __future__ import annotations
 
+import codecs
 import importlib.util
+import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +74,45 @@ def read_source(path: Path) -> str:
             return handle.read()
     except (SyntaxError, UnicodeDecodeError):
         return path.read_bytes().decode("utf-8", "replace")
+
+
+def encode_source(text: str, original: bytes) -> bytes:
+    """``text`` in the encoding ``original`` declares (PEP 263; UTF-8 when it declares none), so
+    an edited file is the original byte for byte outside the edit and imports as it did. A
+    declaration Python refuses, or text it cannot encode, falls back to UTF-8: such a file never
+    imported, so its examples never ran to prove anything."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+        return text.encode(encoding)
+    except (SyntaxError, LookupError, UnicodeEncodeError):
+        return text.encode("utf-8")
+
+
+# PEP 263: a coding declaration is a comment on line 1 or 2 matching this.
+_CODING = re.compile(r"^([ \t\f]*#.*?coding[:=][ \t]*)([-\w.]+)", re.ASCII)
+
+
+def declaring_utf8(text: str) -> str:
+    """``text`` with a coding declaration other than UTF-8 rewritten to ``utf-8``.
+
+    Copies of a source are written as UTF-8 (the audit kit reads UTF-8); a ``latin-1`` line left
+    in them would make Python decode those UTF-8 bytes as latin-1 when the copy is imported (as
+    verification imports it), and every non-ASCII string would change. Lines are kept, so line
+    numbers are too.
+    """
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines[:2]):
+        found = _CODING.match(line)
+        if found is None:
+            continue
+        try:
+            utf8 = codecs.lookup(found.group(2)).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if not utf8:
+            lines[index] = found.group(1) + "utf-8" + line[found.end() :]
+        break
+    return "".join(lines)
 
 
 def is_utf8(path: Path) -> bool:

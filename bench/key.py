@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.audited import strip_examples
-from bench.corpus import SKIPPED_DIRS, Corpus, is_library_file, read_source
+from bench.corpus import SKIPPED_DIRS, Corpus, declaring_utf8, is_library_file, read_source
 from bench.edits import apply
 from bench.plant import Planting
 from kit.source import function_spans
@@ -45,10 +45,10 @@ def write_corpus(corpus: Corpus, planting: Planting, out: Path, seed: int) -> di
         source = read_source(path)  # the audited copy is UTF-8, whatever the original's coding
         if relative in by_path:
             source = apply(source, by_path[relative].edit)
-        target.write_text(strip_examples(source).text, encoding="utf-8")
+        target.write_text(declaring_utf8(strip_examples(source).text), encoding="utf-8")
     bugs = []
     for number, bug in enumerate(sorted(planting.bugs, key=lambda b: b.path), start=1):
-        source = apply((corpus.root / bug.path).read_text(encoding="utf-8"), bug.edit)
+        source = apply(read_source(corpus.root / bug.path), bug.edit)
         stripped = strip_examples(source)
         span = next(s for s in function_spans(source) if s.name == bug.function)
         bugs.append(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from bench.corpus import Corpus
+from bench.corpus import Corpus, read_source
 from bench.edits import KINDS, Edit, apply, candidates
 from bench.proof import Proof
 from bench.validate import Validator
@@ -153,8 +153,10 @@ def plant(
 
 
 def _is_candidate(corpus: Corpus, path: str) -> bool:
+    """Enough examples and a function with its own: read as ``survey`` counts them, in the
+    file's declared encoding (a latin-1 library is planted like any other)."""
     try:
-        source = (corpus.root / path).read_text(encoding="utf-8")
+        source = read_source(corpus.root / path)
         if source.count(">>>") < MIN_EXAMPLES:
             return False
         tree = ast.parse(source)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.corpus import Corpus
+from bench.corpus import Corpus, encode_source, read_source
 from bench.proof import Proof, run_examples
 
 
@@ -36,14 +36,15 @@ class Slot:
             shutil.copytree(top, base / corpus.package)
 
     def read(self, relative: str) -> str:
-        return (self.root / relative).read_text(encoding="utf-8")
+        """The file's text, decoded as its coding declaration says (``run`` encodes it back)."""
+        return read_source(self.root / relative)
 
     def run(self, relative: str, timeout: float, source: str | None = None) -> Proof:
         """Run the examples of ``relative``; with ``source``, of that text in its place."""
         path = self.root / relative
         original = path.read_bytes()  # restored byte for byte, whatever its encoding
         if source is not None:
-            self._write(path, source.encode("utf-8"))
+            self._write(path, encode_source(source, original))
         try:
             return run_examples(
                 self.root,

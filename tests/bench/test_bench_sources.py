@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from bench_helpers import ALGOS
+from bench_helpers import ALGOS, assert_all_proven
 
 from bench.__main__ import main
+from bench.corpus import load_dir
 from bench.proof import CHILD, DEFAULT_FLAGS
 
 NUMBERS = (ALGOS / "source" / "algos" / "number_theory.py").read_text(encoding="utf-8")
@@ -32,6 +33,19 @@ def cafe(n):
     12
     """
     return "caf\xe9" * n
+'''
+
+# An example that fails if an edited file is written in another encoding than the one its coding
+# line declares: UTF-8 bytes read as latin-1 make the section sign two characters.
+SECTION = '''
+
+def label(n):
+    """``n`` after the section sign.
+
+    >>> len(label(3))
+    3
+    """
+    return "\xa7 " + str(n)
 '''
 
 
@@ -61,6 +75,48 @@ def test_survey_and_plant_read_each_file_in_its_own_encoding(
     assert 'return "caf\xe9" * n' in latin and ">>>" not in latin
     assert (audited / "legacy.py").read_text(encoding="utf-8") == 'print "python 2"\n'
     assert {p.name: p.read_bytes() for p in odd_library.iterdir()} == before
+
+
+def test_a_library_whose_examples_are_all_in_latin_1_files_is_planted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    package = tmp_path / "latinlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    numbers = package / "numbers.py"
+    numbers.write_bytes(("# -*- coding: latin-1 -*-\n" + NUMBERS + SECTION).encode("latin-1"))
+    before = numbers.read_bytes()
+    assert main(["survey", "--source", str(package)]) == 0
+    assert "files whose examples all pass before any edit: 1" in capsys.readouterr().out
+    out = tmp_path / "out"
+    plant = ["plant", "--source", str(package), "--out", str(out), "--bugs", "1", "--seed", "1"]
+    assert main([*plant, "--quiet"]) == 0
+    key = json.loads((out / "hidden" / "answer_key.json").read_text(encoding="utf-8"))
+    [bug] = key["bugs"]
+    assert bug["path"] == "latinlib/numbers.py"
+    # The edited file ran in its declared encoding: the section sign's example still passed.
+    assert "len(label(3))" not in [example["source"].strip() for example in bug["failing"]]
+    assert numbers.read_bytes() == before
+    audited = out / "audited" / "latinlib" / "numbers.py"
+    text = audited.read_text(encoding="utf-8")
+    assert 'return "\xa7 " + str(n)' in text and ">>>" not in text
+    assert_all_proven(load_dir(package), key["bugs"], tmp_path / "proofs")
+
+
+def test_the_audited_copy_declares_the_utf_8_it_is_written_in(
+    odd_library: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    plant = ["plant", "--source", str(odd_library), "--out", str(out), "--bugs", "1"]
+    assert main([*plant, "--seed", "1", "--quiet"]) == 0
+    audited = out / "audited" / "oddlib" / "latin.py"
+    assert audited.read_text(encoding="utf-8").splitlines()[0] == "# -*- coding: utf-8 -*-"
+    # Imported from the audited copy (as verification runs a failing call), the text is intact.
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from oddlib.latin import cafe; "
+    code += "print(ascii(cafe(1)))"
+    shown = subprocess.run([sys.executable, "-s", "-c", code, str(audited.parents[1])],
+                           check=True, capture_output=True, text=True).stdout  # fmt: skip
+    assert shown.strip() == ascii("caf\xe9")
 
 
 def test_a_library_imported_before_the_examples_is_replaced_by_the_copy(tmp_path: Path) -> None:
