@@ -40,11 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--corpus", default="data/algos", help="benchmark folder (audited/, hidden/)"
     )
-    models = parser.add_mutually_exclusive_group()
-    models.add_argument("--model", default=None, help=f"'{SIMULATED}' (default) or a model name "
-                        "for every role with --endpoint")  # fmt: skip
-    models.add_argument("--endpoint", help="OpenAI-compatible base URL (a real model)")
-    parser.add_argument("--name", help="model name for every role with --endpoint")
+    # --model as `python -m lead run --model` has it: one model name for every role, at the
+    # endpoint; offline the only model is the simulated one. --name is its older spelling.
+    parser.add_argument("--model", default=None, help=f"with --endpoint: the model of every role "
+                        f"(default: the roles' configured models); without: '{SIMULATED}', the "
+                        "only offline model (default)")  # fmt: skip
+    parser.add_argument("--endpoint", help="OpenAI-compatible base URL (a real model)")
+    parser.add_argument("--name", help="the same as --model with --endpoint")
     parser.add_argument("--budget", type=float, default=20.0, help="credits per design")
     parser.add_argument("--shard-tokens", type=int, default=20_000, help="shards of design 3, 4")
     parser.add_argument("--context-tokens", type=int, default=100_000, help="one agent's context")
@@ -69,21 +71,36 @@ def _setup(args: argparse.Namespace) -> tuple[Setup, str]:
     except (OSError, json.JSONDecodeError) as error:
         raise UsageError(f"The answer key {str(key_path)!r} cannot be read: {error}.") from None
     if args.endpoint:
-        settings = settings_with_roles(Settings(), args.name)
+        name = _endpoint_model(args)
+        settings = settings_with_roles(Settings(), name)
         endpoint = args.endpoint
         ledger = args.ledger or ":memory:"
         setup = Setup(corpus, key, settings, lambda _seed: http_client(endpoint), args.budget,
                       args.shard_tokens, args.context_tokens, ledger)  # fmt: skip
-        return setup, f"{args.name or 'configured models'} at {endpoint}"
-    if args.model not in (None, SIMULATED):
-        raise UsageError(
-            f"--model {args.model!r} needs --endpoint; offline use --model {SIMULATED}."
-        )
+        return setup, f"{name or 'configured models'} at {endpoint}"
+    for option, value in (("--model", args.model), ("--name", args.name)):
+        if value is not None and (option == "--name" or value != SIMULATED):
+            raise UsageError(
+                f"{option} {value!r} needs --endpoint (a real model at an OpenAI-compatible "
+                f"URL); offline use --model {SIMULATED}."
+            )
     settings = settings_with_roles(Settings())
     root = audited_root(corpus)
     setup = Setup(corpus, key, settings, lambda seed: SimulatedModel(root, key, seed), args.budget,
                   args.shard_tokens, args.context_tokens, seed=args.seed)  # fmt: skip
     return setup, SIMULATED
+
+
+def _endpoint_model(args: argparse.Namespace) -> str | None:
+    """The model name for every role at the endpoint (None: the roles' configured models)."""
+    if args.model == SIMULATED:
+        raise UsageError(f"--model {SIMULATED} is the offline model and cannot be used with "
+                         "--endpoint; give the endpoint's model name, or no --model for the "
+                         "roles' configured models.")  # fmt: skip
+    if args.model and args.name and args.model != args.name:
+        raise UsageError(f"--model {args.model!r} and --name {args.name!r} name different "
+                         "models; give one of them.")  # fmt: skip
+    return args.model or args.name
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,10 +7,15 @@ from pathlib import Path
 
 import pytest
 
+import bench.eval_cli
 from bench.eval import DesignRun, verdicts
-from bench.eval_cli import main
+from bench.eval_cli import build_parser, main
+from bench.simulated import SimulatedModel
+from lead.scout import audited_root
+from runtime import Reply
 
 ALGOS = Path(__file__).resolve().parents[2] / "data" / "algos"
+ENDPOINT = "http://models.invalid/v1"
 IDS = ["1", "2", "3", "4", "5", "4-noskep", "4-round2", "4-verify"]
 
 
@@ -89,6 +94,15 @@ def test_verdicts_turn_when_the_numbers_turn() -> None:
     [
         (["--corpus", "no/such/corpus"], "needs audited/ and hidden/answer_key.json"),
         (["--corpus", str(ALGOS), "--model", "gpt-x"], "needs --endpoint"),
+        (["--corpus", str(ALGOS), "--name", "gpt-x"], "needs --endpoint"),
+        (
+            ["--corpus", str(ALGOS), "--endpoint", ENDPOINT, "--model", "simulated"],
+            "cannot be used with --endpoint",
+        ),
+        (
+            ["--corpus", str(ALGOS), "--endpoint", ENDPOINT, "--model", "a", "--name", "b"],
+            "name different models",
+        ),
         (["--corpus", str(ALGOS), "--budget", "-1"], "--budget must be a positive"),
         (["--corpus", str(ALGOS), "--repeats", "0"], "--repeats must be 1 or more"),
     ],
@@ -99,3 +113,32 @@ def test_usage_mistakes_exit_2(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_with_an_endpoint_model_names_the_model_of_every_role(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No network: the endpoint's client is a simulated model that notes the model asked for.
+    key = json.loads((ALGOS / "hidden" / "answer_key.json").read_text(encoding="utf-8"))
+    simulated = SimulatedModel(audited_root(ALGOS), key)
+    asked: list[str] = []
+
+    def client_for(endpoint: str) -> object:
+        assert endpoint == ENDPOINT
+
+        def client(model: str, messages: list[dict], **params: object) -> Reply:
+            asked.append(model)
+            return simulated(model, messages, **params)
+
+        return client
+
+    monkeypatch.setattr(bench.eval_cli, "http_client", client_for)
+    shown = " ".join(build_parser().format_help().split())
+    assert "--model MODEL with --endpoint: the model of every role" in shown
+    js = tmp_path / "eval.json"
+    argv = ["--corpus", str(ALGOS), "--endpoint", ENDPOINT, "--model", "gpt-x"]
+    assert main([*argv, "--out", str(tmp_path / "eval.md"), "--json", str(js)]) == 0
+    report = json.loads(js.read_text(encoding="utf-8"))
+    assert report["model"] == f"gpt-x at {ENDPOINT}" and "real model" in report["title"]
+    assert asked and set(asked) == {"gpt-x"}
