@@ -9,11 +9,12 @@ See docs/LEAD.md.
 
 from lead.replan import AuditResult, RunOutcome, failure_note, findings_of, plan_and_run, run_plan
 from lead.scout import audited_root, corpus_files, scout
-from lead.write import Attempt, LeadFailed, LeadHistory, extract_program, write_plan
+from lead.write import Attempt, BudgetSpent, LeadFailed, LeadHistory, extract_program, write_plan
 
 __all__ = [
     "Attempt",
     "AuditResult",
+    "BudgetSpent",
     "LeadFailed",
     "LeadHistory",
     "RunOutcome",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lead.write import LeadHistory, write_plan
+from lead.write import BudgetSpent, LeadHistory, write_plan
 from planlang import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.gate import ApprovedPlan, Decision, Gate
 from runtime import LLM, Run, RunError
@@ -180,8 +180,12 @@ def plan_and_run(
     audit = AuditResult("failed", [], history=history)
     note: str | None = None
     for attempt in range(max_replans + 1):
-        plan, history = write_plan(sheet, lead_llm, gate=gate, max_repairs=max_repairs,
-                                   history=history, note=note)  # fmt: skip
+        try:
+            plan, history = write_plan(sheet, lead_llm, gate=gate, max_repairs=max_repairs,
+                                       history=history, note=note)  # fmt: skip
+        except BudgetSpent as exc:
+            audit.reason = str(exc)
+            return audit
         if isinstance(plan, Decision):
             audit.status, audit.decision = "held", plan
             audit.reason = "the gate held the plan: " + "; ".join(plan.reasons)

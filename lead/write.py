@@ -18,7 +18,15 @@ from planlang import PlanRefused, check
 from planlang.gate import ApprovedPlan, Decision, Gate
 from runtime import LLM
 
-__all__ = ["Attempt", "LeadFailed", "LeadHistory", "SYSTEM", "extract_program", "write_plan"]
+__all__ = [
+    "Attempt",
+    "BudgetSpent",
+    "LeadFailed",
+    "LeadHistory",
+    "SYSTEM",
+    "extract_program",
+    "write_plan",
+]
 
 SYSTEM = (
     "ROLE: lead\n"
@@ -70,6 +78,28 @@ class LeadFailed(PlanRefused):
         self.args = (self.message,)
 
 
+class BudgetSpent(RuntimeError):
+    """The lead's call would pass the budget's cap, and no call in flight can free credits.
+
+    A worker in a run waits at the cap, since a person may raise it; the lead writes its plans
+    outside any run, so waiting there would wait for ever."""
+
+
+def _refuse_to_wait(llm: LLM) -> Any:
+    """An ``on_wait`` for the lead's calls: raise instead of waiting when nothing is reserved
+    (called under the budget's lock, so it reads the plain properties, not ``snapshot``)."""
+    budget = llm.budget
+
+    def on_wait() -> None:
+        if budget.reserved == 0:
+            raise BudgetSpent(
+                f"The budget is spent ({budget.spent:g} of {budget.cap:g} credits): the lead "
+                "cannot ask for another plan, and no call in flight can free credits."
+            )
+
+    return on_wait
+
+
 def extract_program(text: str) -> str:
     """The program in a reply: the first ```python (or bare ```) fence, else the whole text."""
     match = _FENCE.search(text)
@@ -105,7 +135,7 @@ def write_plan(
         history.messages.append({"role": "user", "content": note})
     turns_left = max_repairs
     while True:
-        reply = llm.chat(list(history.messages), role="lead")
+        reply = llm.chat(list(history.messages), role="lead", on_wait=_refuse_to_wait(llm))
         history.calls += 1
         history.credits += reply.billed
         history.messages.append({"role": "assistant", "content": reply.text})

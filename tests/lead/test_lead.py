@@ -15,7 +15,7 @@ from lead_scripts import (
     fenced,
 )
 
-from lead import LeadFailed, extract_program, plan_and_run, write_plan
+from lead import BudgetSpent, LeadFailed, extract_program, plan_and_run, write_plan
 from planlang.gate import ApprovedPlan, Decision, Gate, Policy
 from runtime import LLM, Budget, Ledger, Role, Settings
 
@@ -127,3 +127,39 @@ def test_extract_program_takes_the_fence_or_the_whole_text() -> None:
     assert extract_program("prose\n```python\nx = 1\n```\nmore") == "x = 1\n"
     assert extract_program("```\ny = 2\n```") == "y = 2\n"
     assert extract_program("result = 3") == "result = 3\n"
+
+
+def test_the_lead_does_not_wait_for_ever_at_a_spent_budget(gate: Gate) -> None:
+    # One budget for the lead and its workers, as `bench eval` and `lead audit` use: 3 credits
+    # pay for the first plan (2) and not for a second; nothing in flight can free any.
+    shared = Budget(3)
+    lead = ScriptedLead([fenced(REFUSED_PLAN), fenced(GOOD_PLAN)])
+    with pytest.raises(BudgetSpent, match=r"budget is spent \(2 of 3 credits\)"):
+        write_plan(SHEET, LLM(client=lead, budget=shared, settings=SETTINGS), gate=gate)
+    assert len(lead.seen) == 1 and shared.paused == 0 and shared.reserved == 0
+
+
+def test_plan_and_run_ends_with_the_reason_when_the_budget_cannot_pay_the_lead(
+    gate: Gate, ledger: Ledger
+) -> None:
+    lead = ScriptedLead([fenced(GOOD_PLAN)])
+    workers = LLM(ledger, client=ScriptedWorker(), budget=Budget(20), settings=SETTINGS)
+    result = plan_and_run(SHEET, LLM(client=lead, budget=Budget(1), settings=SETTINGS),
+                          workers, gate)  # fmt: skip
+    assert result.status == "failed" and result.outcomes == []
+    assert result.reason is not None and "budget is spent (0 of 1 credits)" in result.reason
+    assert lead.seen == []  # nothing was sent: the call was refused before the client
+
+
+def test_a_cached_lead_answer_is_free_even_at_a_spent_budget(gate: Gate, tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "lead.db")
+    try:
+        first = ScriptedLead([fenced(GOOD_PLAN)])
+        write_plan(SHEET, LLM(ledger, client=first, budget=Budget(None), settings=SETTINGS),
+                   gate=gate)  # fmt: skip
+        again = ScriptedLead([fenced(GOOD_PLAN)])
+        plan, history = write_plan(SHEET, LLM(ledger, client=again, budget=Budget(0),
+                                              settings=SETTINGS), gate=gate)  # fmt: skip
+        assert isinstance(plan, ApprovedPlan) and again.seen == [] and history.credits == 0
+    finally:
+        ledger.close()
