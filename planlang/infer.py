@@ -11,7 +11,8 @@ Soundness rests on three facts of the plan language:
 - A plan cannot rebind a name of another scope (no ``global``, no ``nonlocal``); names bound by
   ``:=`` are left out, since they bind in the enclosing scope.
 - A function's local can hold only what its own bindings give it (reading it earlier raises).
-  So only a scope's own names count, and reads of outer names have no kind.
+  So only a scope's own names count, and reads of outer names have no kind; the one read that
+  crosses is a comprehension's first source, which runs in the enclosing scope (solved first).
 - A module-level name could also hold a host value of the same name, until the plan binds it;
   so it counts (and other names' kinds may rest on it) only when its first appearance in
   module-level code is a top-level assignment. A module loop variable keeps the host's value
@@ -203,6 +204,9 @@ class Kinds:
         def lookup(name: ast.Name) -> str | None:
             if name.id in env:
                 return env[name.id]
+            solved = self._name_kind.get(id(name))  # a read of an enclosing scope, solved
+            if solved is not None:  # before this one (a comprehension's first source)
+                return solved
             source = self._loop_reads.get(id(name))  # a name with no kind here (a module
             if source is None or name.id in self._walrus:  # loop variable, say) still holds
                 return None  # the current item inside its own loop's body

@@ -394,11 +394,25 @@ def test_nested_loops_over_the_same_name(plan, priced):
         assert run(SHARED + plan + "\nresult = s") == "a"
 
 
-def test_a_comprehension_over_an_iterated_only_name_is_priced_but_correct():
-    # precision left on the table: the comprehension's scope cannot see the outer name's kind
+def test_a_comprehension_over_an_iterated_only_name_sees_its_string_items():
+    # the first source of a comprehension is read in the enclosing scope, solved before it
     plan = "xs = ['a', 'b']\nresult = [f'<{v}>' for v in xs]"
-    assert "_text_(v)" in rewritten(plan)
+    assert "_text_(v)" not in rewritten(plan)
     assert run(plan) == cpython(plan) == ["<a>", "<b>"]
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        "xs = ['a']\nys = xs\nys.append(x)\nresult = [f'{v}' for v in xs]",  # aliased
+        "xs = ['a']\nresult = [f'{v}' for w in xs for v in [x]]",  # a later source: inner
+        "xs = ['a']\nresult = [f'{v}' for v in xs for v in [x]]",  # rebound by a second for
+        "def f(xs):\n    return [f'{v}' for v in xs]\nresult = f([x])",  # a parameter
+    ],
+)
+def test_a_comprehension_item_that_may_be_a_container_is_priced(plan):
+    assert "_text_(v)" in rewritten(SHARED + plan)
+    size_error(SHARED + plan)
 
 
 # -- the oracle: every proven read is checked at run time, over generated plans -------------
