@@ -85,6 +85,15 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEX
     created REAL NOT NULL, reply BLOB NOT NULL)"""
 
 
+def _answers_db(path: Path) -> sqlite3.Connection:
+    """A ledger-shaped table in WAL mode, as the runtime's ledger opens one."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute(_SCHEMA)
+    return db
+
+
 def minimal_front_door(calls: int, concurrency: int) -> dict[str, float]:
     """The contract-mandated work only, in one function on a bare pool; then the bare pool."""
     tail = ',"model":"m","params":{},"sample":0}'
@@ -95,11 +104,7 @@ def minimal_front_door(calls: int, concurrency: int) -> dict[str, float]:
     records: list[dict[str, Any]] = []
 
     with tempfile.TemporaryDirectory() as tmp:
-        db = sqlite3.connect(Path(tmp) / "floor.db", isolation_level=None,
-                             check_same_thread=False)  # fmt: skip
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute(_SCHEMA)
+        db = _answers_db(Path(tmp) / "floor.db")
 
         def agent(prompt: str) -> str:
             messages = [{"role": "user", "content": prompt}]
@@ -140,11 +145,7 @@ def row_floor(calls: int, concurrency: int) -> dict[str, float]:
     lock = threading.Lock()
     blob = b"x" * 130  # about the size of a compressed reply
     with tempfile.TemporaryDirectory() as tmp:
-        db = sqlite3.connect(Path(tmp) / "rows.db", isolation_level=None,
-                             check_same_thread=False)  # fmt: skip
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute(_SCHEMA)
+        db = _answers_db(Path(tmp) / "rows.db")
 
         def answer(i: int) -> Reply:
             reply = zero_latency("m", [{"role": "user", "content": f"q {i}"}])
