@@ -17,12 +17,12 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from .errors import RunCancelled, RunError, WorkerFailed
 from .events import Accounting, EventLog
+from .fanout import FanOut, Thunk
 from .llm import LLM
 from .reply import Reply
 from .settings import Settings
@@ -31,9 +31,6 @@ from .status import statusline
 from .stream import Stream
 from .threads import WorkerRecord
 from .worker import Check, build_messages, converse, response_params
-
-Thunk = Callable[[], Any]
-
 
 Plan = Callable[["Run"], Any]
 
@@ -82,8 +79,9 @@ class Run:
         self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
         for _ in range(self.concurrency):
             self._slots.put(None)
-        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="planlang-worker")
-        self._local = threading.local()
+        self.fan_out = FanOut(self.concurrency, self.settings.thread_stack_mb,
+                              closed=lambda: self._closed, cancelled=self._cancelled_error,
+                              failed=self._thunk_failed)  # fmt: skip
         self._thread: threading.Thread | None = None
 
     def __repr__(self) -> str:
@@ -132,7 +130,7 @@ class Run:
         except BaseException as exc:  # the plan's own crash is recorded, not re-raised here
             self.error = exc
         finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self.fan_out.shutdown(wait=True)
             if self._fatal is not None:
                 self.error = self._fatal
             elif self._cancelled.is_set() and not isinstance(self.error, RunCancelled):
@@ -183,7 +181,7 @@ class Run:
                 self._fatal = RunCancelled(f"The run {self.title!r} was cancelled: {reason}.")
         self.log_events.emit("run_cancelled", reason=reason)
         # Cancels every thunk not yet started (their futures say so); running ones finish.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.fan_out.shutdown(wait=False)
         self.llm.budget.wake()
 
     def _end_with(self, error: RunError) -> None:
@@ -328,65 +326,22 @@ class Run:
         self.log_events.emit(kind, worker=record.id, turns=record.turns, credits=record.credits,
                              would_credits=record.would_credits, error=error)  # fmt: skip
 
-    # -- fan-out -----------------------------------------------------------------------------
+    # -- fan-out (runtime.fanout) --------------------------------------------------------------
 
     def in_worker(self) -> bool:
-        return bool(getattr(self._local, "worker", False))
-
-    def _guarded(self, index: int, thunk: Thunk) -> Any:
-        """Run a thunk as a worker: a plain exception stays with it (result None)."""
-        if self._closed:
-            raise self._cancelled_error()
-        local = self._local
-        outer = getattr(local, "worker", False)
-        local.worker = True
-        try:
-            return thunk()
-        except RunError:
-            raise
-        except Exception as exc:
-            self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
-                                 error=f"{type(exc).__name__}: {exc}")  # fmt: skip
-            return None
-        finally:
-            local.worker = outer
-
-    def submit(self, index: int, thunk: Thunk) -> Future[Any]:
-        """Schedule one thunk on the pool (used by ``parallel`` and ``stream``)."""
-        self._check_open()
-        mib = self.settings.thread_stack_mb
-        try:
-            if mib is None:  # the platform's stack: no context manager on every submit
-                return self._pool.submit(self._guarded, index, thunk)
-            with thread_stack(mib):  # the pool starts its threads on submit
-                return self._pool.submit(self._guarded, index, thunk)
-        except RuntimeError:  # cancel() shut the pool down between the check and the submit
-            if self._cancelled.is_set():
-                raise self._cancelled_error() from None
-            raise
-
-    def outcome(self, future: Future[Any]) -> Any:
-        """A finished future's result; a cancelled one means the run was cancelled."""
-        try:
-            return future.result()
-        except CancelledError:
-            raise self._cancelled_error() from None
+        return self.fan_out.in_worker()
 
     def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
         """Run thunks in parallel and wait for all; results in the order given."""
-        thunks = list(thunks)
-        if self.in_worker():
-            return [self._guarded(i, thunk) for i, thunk in enumerate(thunks)]
-        futures = [self.submit(i, thunk) for i, thunk in enumerate(thunks)]
-        try:
-            return [self.outcome(future) for future in futures]
-        finally:
-            for future in futures:
-                future.cancel()
+        return self.fan_out.parallel(thunks)
 
     def stream(self, thunks: Iterable[Thunk], then: Callable[[Any], Any] | None = None) -> Stream:
         """Yield ``(index, result)`` as workers finish; see ``runtime.stream.Stream``."""
-        return Stream(self, list(thunks), then)
+        return Stream(self.fan_out, list(thunks), then)
+
+    def _thunk_failed(self, index: int, exc: Exception) -> None:
+        self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
+                             error=f"{type(exc).__name__}: {exc}")  # fmt: skip
 
     # -- display -----------------------------------------------------------------------------
 

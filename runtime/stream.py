@@ -16,12 +16,14 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run import Run, Thunk
+    from .fanout import FanOut, Thunk
 
 
 class Stream:
-    def __init__(self, run: Run, thunks: list[Thunk], then: Callable[[Any], Any] | None) -> None:
-        self._run = run
+    def __init__(
+        self, fan_out: FanOut, thunks: list[Thunk], then: Callable[[Any], Any] | None
+    ) -> None:
+        self._fan_out = fan_out
         self._then = then
         self._initial = thunks
         self._next_index = len(thunks)
@@ -60,7 +62,7 @@ class Stream:
         return both
 
     def _schedule(self, index: int, thunk: Thunk, *, final: bool) -> None:
-        future = self._run.submit(index, thunk)
+        future = self._fan_out.submit(index, thunk)
         with self._lock:
             self._pending.add(future)
         future.add_done_callback(lambda f: self._done.put((index, final, f)))
@@ -70,7 +72,7 @@ class Stream:
             if self._started:
                 raise ValueError("A stream can be iterated only once.")
             self._started = True
-            self._inline_mode = self._run.in_worker()
+            self._inline_mode = self._fan_out.in_worker()
             if self._inline_mode:
                 self._inline = list(enumerate(self._initial))
         return self._inline_iter() if self._inline_mode else self._pool_iter()
@@ -80,9 +82,9 @@ class Stream:
         then = self._then
         while self._inline:
             index, thunk = self._inline.pop(0)
-            result = self._run._guarded(index, thunk)
+            result = self._fan_out.guarded(index, thunk)
             if then is not None and result is not None:
-                result = self._run._guarded(index, _bind(then, result))
+                result = self._fan_out.guarded(index, _bind(then, result))
             yield index, result
 
     def _pool_iter(self) -> Iterator[tuple[int, Any]]:
@@ -96,7 +98,7 @@ class Stream:
                 index, final, future = self._done.get()
                 with self._lock:
                     self._pending.discard(future)
-                yield index, self._run.outcome(future)
+                yield index, self._fan_out.outcome(future)
         finally:
             with self._lock:
                 leftover = list(self._pending)

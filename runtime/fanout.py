@@ -1,0 +1,100 @@
+"""The fan-out of a run: thunks on a bounded thread pool, each failure kept with its worker.
+
+``parallel`` and ``stream`` both hand thunks to this pool. A thunk's ordinary exception stays
+with it (its result is ``None`` and the run is told), while a ``RunError`` ends the run. A thunk
+that fans out again from inside a worker runs its thunks inline instead, so nesting can never
+deadlock the pool. Cancellation is the run's business: the pool only asks it whether it is
+closed, and for a fresh ``RunCancelled`` to raise.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from typing import Any
+
+from .errors import RunCancelled, RunError
+from .stacks import thread_stack
+
+__all__ = ["FanOut", "Thunk"]
+
+Thunk = Callable[[], Any]
+
+
+class FanOut:
+    """A run's worker pool (``concurrency`` threads, each with a ``stack_mb`` stack if set)."""
+
+    def __init__(
+        self,
+        concurrency: int,
+        stack_mb: int | None,
+        *,
+        closed: Callable[[], bool],
+        cancelled: Callable[[], RunCancelled],
+        failed: Callable[[int, Exception], None],
+    ) -> None:
+        self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="planlang-worker")
+        self._local = threading.local()
+        self._stack_mb = stack_mb
+        self._closed = closed
+        self._cancelled = cancelled
+        self._failed = failed
+
+    def in_worker(self) -> bool:
+        """Is the calling thread running a thunk of this pool (or one run inline)?"""
+        return bool(getattr(self._local, "worker", False))
+
+    def guarded(self, index: int, thunk: Thunk) -> Any:
+        """Run a thunk as a worker: a plain exception stays with it (result None)."""
+        if self._closed():
+            raise self._cancelled()
+        local = self._local
+        outer = getattr(local, "worker", False)
+        local.worker = True
+        try:
+            return thunk()
+        except RunError:
+            raise
+        except Exception as exc:
+            self._failed(index, exc)
+            return None
+        finally:
+            local.worker = outer
+
+    def submit(self, index: int, thunk: Thunk) -> Future[Any]:
+        """Schedule one thunk on the pool."""
+        if self._closed():
+            raise self._cancelled()
+        try:
+            if self._stack_mb is None:  # the platform's stack: no context manager per submit
+                return self._pool.submit(self.guarded, index, thunk)
+            with thread_stack(self._stack_mb):  # the pool starts its threads on submit
+                return self._pool.submit(self.guarded, index, thunk)
+        except RuntimeError:  # cancel() shut the pool down between the check and the submit
+            if self._closed():
+                raise self._cancelled() from None
+            raise
+
+    def outcome(self, future: Future[Any]) -> Any:
+        """A finished future's result; a cancelled one means the run was cancelled."""
+        try:
+            return future.result()
+        except CancelledError:
+            raise self._cancelled() from None
+
+    def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
+        """Run thunks in parallel and wait for all; results in the order given."""
+        thunks = list(thunks)
+        if self.in_worker():
+            return [self.guarded(i, thunk) for i, thunk in enumerate(thunks)]
+        futures = [self.submit(i, thunk) for i, thunk in enumerate(thunks)]
+        try:
+            return [self.outcome(future) for future in futures]
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def shutdown(self, *, wait: bool) -> None:
+        """Stop taking thunks; cancel those not yet started (running ones finish)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
