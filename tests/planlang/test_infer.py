@@ -7,6 +7,7 @@ holds something else; the guards must stay, so the size limit still fires.
 import ast
 
 import pytest
+from plan_rewrite import rewritten
 
 import planlang
 from planlang import Limits, PlanLimitError, Sandbox
@@ -95,7 +96,7 @@ def test_host_names_may_not_shadow_builtins():
 
 
 def _guarded_products(source: str) -> int:
-    return _rewritten(source).count("_mul_(")
+    return rewritten(source).count("_mul_(")
 
 
 @pytest.mark.parametrize(
@@ -124,17 +125,6 @@ def test_a_rebound_range_is_not_trusted_for_small_products():
 # -- strings and numbers: loop items over string lists, sums of numbers ----------------------
 
 
-def _rewritten(source: str) -> str:
-    """The plan as the checker rewrites it, with the guards it kept."""
-    from planlang.policy import PlanPolicy
-
-    tree = ast.parse(source)
-    policy = PlanPolicy()
-    policy.kinds = Kinds(tree)
-    policy.visit(tree)
-    return ast.unparse(tree)
-
-
 def kinds_at(source: str, name: str) -> list:
     """The kind of every read of ``name``, in source order."""
     tree = ast.parse(source)
@@ -152,7 +142,7 @@ def test_a_loop_over_a_list_only_ever_iterated_gives_strings():
     )
     assert kinds_at(source, "roles") == ["strs"] and kinds_at(source, "tasks") == ["strs"]
     assert kinds_at(source, "role") == ["str"] and kinds_at(source, "task") == ["str"]
-    assert "_text_" not in _rewritten(source) and "_type_" not in _rewritten(source)
+    assert "_text_" not in rewritten(source) and "_type_" not in rewritten(source)
 
 
 @pytest.mark.parametrize(
@@ -177,7 +167,7 @@ def test_a_loop_over_a_list_only_ever_iterated_gives_strings():
     ],
 )
 def test_a_loop_item_is_priced_unless_every_item_must_be_a_string(source):
-    assert "_text_(x)" in _rewritten(source)
+    assert "_text_(x)" in rewritten(source)
 
 
 SHARED = "x = []\nfor i in range(12):\n    x = [x, x]\n"  # 4,096 leaves, a repr of ~16 KB
@@ -210,7 +200,7 @@ def test_number_sums_run_native_and_stay_correct():
         "total = 0\ncount = 0\nfor r in rows:\n    total = total + r['n']\n    count += 1\n"
         "    total -= 0.5\nresult = [total, count]\n"
     )
-    assert "_add_" not in _rewritten(source) and "_inplacevar_" not in _rewritten(source)
+    assert "_add_" not in rewritten(source) and "_inplacevar_" not in rewritten(source)
     rows = [{"n": 1}, {"n": 2.5}, {"n": True}]
     assert Sandbox(host={"rows": rows}).run(source) == [3.0, 3]
     with pytest.raises(planlang.PlanError, match="unsupported operand"):

@@ -23,25 +23,17 @@ import sys
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from plan_rewrite import rewritten
 
 import planlang
 from planlang import Limits, PlanError, PlanLimitError, Sandbox
 from planlang.infer import Kinds
-from planlang.policy import PlanPolicy
 
 LIMITS = Limits(size=10_000, steps=100_000, seconds=5)
 # A list of 4,096 leaves made of 12 shared lists: its text (~16 KB) is past LIMITS.size.
 SHARED = "x = []\nfor i in range(12):\n    x = [x, x]\n"
 LONG = "x" * 3000  # doubled twice it passes LIMITS.size
 NESTED = [[["y" * 100] * 50] * 50]  # copied in as 2,551 items; its text is ~260 KB
-
-
-def rewritten(source: str) -> str:
-    tree = ast.parse(source)
-    policy = PlanPolicy()
-    policy.kinds = Kinds(tree)
-    policy.visit(tree)
-    return ast.unparse(tree)
 
 
 def run(source: str, host: dict | None = None) -> object:
