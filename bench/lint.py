@@ -30,17 +30,28 @@ def _bound_names(body: list[ast.stmt], top: bool) -> set[str]:
     names: set[str] = set()
     for statement in body:
         for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                names.add(node.name)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                names |= set(node.names)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                names.add(node.name)
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+            else:
+                names |= _binds(node)
     return names
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The names a node other than ``ast.Name`` binds where it stands: a def or class,
+    imports, ``global``/``nonlocal``, ``except ... as``, and ``match`` captures."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return set(node.names)
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    return set()
 
 
 def _check_function(
@@ -110,15 +121,7 @@ def _own_scope(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
             continue
         if isinstance(node, ast.Name):
             (bound if isinstance(node.ctx, ast.Store | ast.Del) else loads).add(node.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            bound |= set(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
+        else:
+            bound |= _binds(node)
         pending.extend(ast.iter_child_nodes(node))
     return loads, bound
