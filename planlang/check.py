@@ -26,6 +26,7 @@ MAX_SOURCE_BYTES = 1_000_000
 # By identity, not by value: code objects compare equal by content, and a test (or an attacker)
 # that compiles the same text must not borrow the trust of the one ``check`` made.
 _compiled: weakref.WeakValueDictionary[int, types.CodeType] = weakref.WeakValueDictionary()
+_compiled_from: dict[int, str] = {}  # id of a checked code -> sha256 of its source
 # CPython 3.11's AST constructor keeps its recursion depth in shared state, and parsing on two
 # threads at once can fail with "AST constructor recursion depth mismatch" (gh-106905).
 _AST_LOCK = threading.Lock()
@@ -71,7 +72,14 @@ class CheckResult:
 
 def is_checked_code(code: object) -> bool:
     """True only for code objects that ``check`` compiled from a plan it accepted."""
-    return isinstance(code, types.CodeType) and _compiled.get(id(code)) is code
+    return checked_source(code) is not None
+
+
+def checked_source(code: object) -> str | None:
+    """The sha256 of the source ``check`` compiled ``code`` from, or None if it did not."""
+    if isinstance(code, types.CodeType) and _compiled.get(id(code)) is code:
+        return _compiled_from.get(id(code))
+    return None
 
 
 def source_sha256(source: str) -> str:
@@ -137,6 +145,8 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
             filename, digest, (Problem(filename, line, 1, "PL001", f"cannot compile: {error}"),)
         )
     _compiled[id(code)] = code
+    _compiled_from[id(code)] = digest
+    weakref.finalize(code, _compiled_from.pop, id(code), None)
     return CheckResult(filename, digest, (), code, frozenset(policy.used_names))
 
 

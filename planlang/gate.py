@@ -4,8 +4,10 @@
 holds it for a person, with the reasons. Held plans are stored (SQLite) with their price, and
 ``approve(id)`` lets one go. What the gate hands on is an ``ApprovedPlan``: the code compiled from
 exactly the source that was checked and priced, sealed with an HMAC over the source's sha256,
-the compiled code, the policy and the price. Any change (one character of the source, another
-code object, another policy) breaks the seal, and a broken or foreign seal is refused at run.
+the compiled code object, the policy and the price. Any change (one character of the source,
+another code object, another policy) breaks the seal, and a broken or foreign seal is refused at
+run. The code is sealed by identity, and ``check`` vouches that it compiled that very object from
+that source: its bytes (``marshal``) are no fingerprint, since they depend on reference counts.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import marshal
 import secrets
 import sqlite3
 import threading
@@ -25,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planlang.check import CheckResult, check, is_checked_code, source_sha256
+from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
 from planlang.errors import PlanRefused
 from planlang.price import HostProvider, PriceReport, price
 
@@ -79,8 +80,10 @@ def _price_sha(report: PriceReport) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def _code_sha(code: Any) -> str:
-    return hashlib.sha256(marshal.dumps(code)).hexdigest()
+def _code_id(code: Any) -> str:
+    """The code object itself, for the seal (``verify`` checks what ``check`` compiled it from):
+    a living object's id is unique, and the plan keeps its code alive."""
+    return f"code@{id(code):x}"
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,8 @@ class ApprovedPlan:
             raise TamperedPlan("its checked code belongs to another source")
         if not is_checked_code(self.check_result.code):
             raise TamperedPlan("its code was not compiled by planlang.check")
+        if checked_source(self.check_result.code) != self.sha256:
+            raise TamperedPlan("its code was compiled from another source")
         expected = self.gate._seal(self.sha256, self.check_result.code, self.policy_sha256,
                                    self.price_sha256)  # fmt: skip
         if not hmac.compare_digest(expected, self.seal):
@@ -195,7 +200,7 @@ class Gate:
         self._db.close()
 
     def _seal(self, sha: str, code: Any, policy_sha: str, price_sha: str) -> str:
-        message = "|".join((sha, _code_sha(code), policy_sha, price_sha)).encode()
+        message = "|".join((sha, _code_id(code), policy_sha, price_sha)).encode()
         return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     # -- submitting ----------------------------------------------------------------------

@@ -152,3 +152,21 @@ def test_the_stored_price_is_the_decisions_price(gate):
     decision = gate.submit(PLAN)
     row = gate._db.execute("SELECT price_json FROM plans WHERE id = ?", (decision.id,)).fetchone()
     assert json.loads(row[0])["sha256"] == decision.price.sha256
+
+
+def test_the_seal_holds_while_other_code_shares_the_plans_constants(gate):
+    # marshal's bytes of a code object depend on reference counts (a constant referenced
+    # twice is written as a back-reference), so a seal over them broke whenever a worker
+    # happened to hold one of the plan's strings at the moment the run verified it.
+    plan = gate.submit(PLAN).plan
+    held = list(plan.code.co_consts)
+    plan.verify()
+    assert held  # the extra references were alive during verify
+
+
+def test_code_compiled_from_another_source_is_named_as_such(gate):
+    plan = gate.submit(PLAN).plan
+    other = planlang.check("result = 'evil'\n")
+    forged = dataclasses.replace(other, sha256=plan.sha256)
+    with pytest.raises(TamperedPlan, match="compiled from another source"):
+        dataclasses.replace(plan, check_result=forged).verify()
