@@ -24,6 +24,7 @@ from planlang.sandbox import Sandbox
 from planlang.stack import deep_settings
 from planlang.standin import StandIn
 from runtime import LLM, Budget, Run, RunError, Settings
+from runtime.tools import tool_door
 
 __all__ = ["HostProvider", "PriceReport", "Problem", "Spread", "price", "rehearse"]
 
@@ -70,6 +71,7 @@ class Rehearsal:
     wall_seconds: float
     problems: list[tuple[str, str, int | None]] = field(default_factory=list)
     result: Any = None
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # declared: price, hints
 
 
 @dataclass
@@ -87,10 +89,26 @@ class PriceReport:
     wall_seconds: Spread
     problems: list[Problem]
     rehearsals: list[Rehearsal] = field(repr=False, default_factory=list)
+    # Tool calls per "server.tool" (MCP, docs/MCP.md) and what each declared tool promises.
+    tools: dict[str, dict[str, Spread]] = field(default_factory=dict)
+    tool_hints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def tool_writes(self) -> int:
+        """The most calls one rehearsal made of tools whose annotations lack readOnlyHint."""
+        writes = [sum(t["calls"] for name, t in r.accounting.get("tools", {}).items()
+                      if not self.tool_hints.get(name, {}).get("read_only", False))
+                  for r in self.rehearsals]  # fmt: skip
+        return max(writes, default=0)
+
+    def destructive_tools(self) -> list[str]:
+        """The destructiveHint tools some rehearsal called."""
+        return sorted(name for name, spread in self.tools.items()
+                      if spread["calls"].max > 0
+                      and self.tool_hints.get(name, {}).get("destructive", True))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -149,7 +167,12 @@ def rehearse(
         elif record.status == "refused":
             problems.append(("runaway", record.error or "worker refused", line))
     wall = clock.total()
-    return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result)
+    declared = {name: {"price": spec.price, "read_only": spec.read_only,
+                       "destructive": spec.destructive, "idempotent": spec.idempotent}
+                for name, spec in tool_door(run).declared.items()}  # fmt: skip
+    tool_door(run).close()
+    return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result,
+                     declared)  # fmt: skip
 
 
 def price(
@@ -188,6 +211,8 @@ def price(
         for s in seed_list
     ]
     turns = 1 + settings.max_repair_turns + settings.max_check_retries
+    hints = {name: spec for r in rehearsals for name, spec in r.tools.items()}
+    dearest_tool = max((spec["price"] for spec in hints.values()), default=0.0)
     return PriceReport(
         filename=checked.filename,
         sha256=checked.sha256,
@@ -195,15 +220,22 @@ def price(
         phases=_spreads(rehearsals, "phases"),
         roles=_spreads(rehearsals, "roles"),
         total=_measures([r.accounting["total"] for r in rehearsals]),
-        ceiling=settings.max_agents * turns * settings.dearest_price,
+        ceiling=settings.max_agents * turns * settings.dearest_price
+        + (settings.max_tool_calls * dearest_tool if dearest_tool else 0.0),
         ceiling_basis={
             "max_agents": settings.max_agents,
             "turns_per_worker": turns,
             "dearest_price": settings.dearest_price,
-        },
+            **({"max_tool_calls": settings.max_tool_calls, "dearest_tool_price": dearest_tool}
+               if dearest_tool else {}),
+        },  # fmt: skip
         wall_seconds=Spread.of([r.wall_seconds for r in rehearsals]),
         problems=_merge_problems(rehearsals),
         rehearsals=rehearsals,
+        tools={name: _measures([r.accounting.get("tools", {}).get(name, {}) for r in rehearsals])
+               for name in sorted({n for r in rehearsals for n in r.accounting.get("tools", {})})},
+        # fmt: skip
+        tool_hints=hints,
     )
 
 

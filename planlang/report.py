@@ -38,12 +38,16 @@ def print_price(report: PriceReport, console: Console, *, concurrency: int, late
     )
     console.print(_table("Phases", "phase", report.phases))
     console.print(_table("Roles", "role", report.roles))
+    if report.tools:
+        console.print(_table("Tools (MCP)", "tool", report.tools))
     console.print(_table("Total", "", {"all": report.total}))
     basis = report.ceiling_basis
+    tools = (f" + max_tool_calls {basis['max_tool_calls']:g} x dearest tool price "
+             f"{basis['dearest_tool_price']:g}" if "max_tool_calls" in basis else "")  # fmt: skip
     console.print(
         f"Hard ceiling: [bold]{report.ceiling:.4g}[/bold] credits "
         f"(max_agents {basis['max_agents']:g} x {basis['turns_per_worker']:g} turns x dearest "
-        f"price {basis['dearest_price']:g})"
+        f"price {basis['dearest_price']:g}{tools})"
     )
     console.print(
         f"Estimated wall time: {_spread(report.wall_seconds)} s "

@@ -12,7 +12,17 @@ See docs/RUNTIME.md.
 """
 
 from .budget import Budget, Reservation
-from .errors import CacheMiss, ClientError, RunCancelled, RunError, SpendRefused, WorkerFailed
+from .errors import (
+    CacheMiss,
+    ClientError,
+    OutcomeUnknown,
+    RunCancelled,
+    RunError,
+    SpendRefused,
+    ToolError,
+    ToolUnavailable,
+    WorkerFailed,
+)
 from .events import Accounting, EventLog, Tally
 from .http import HTTPClient, http_client
 from .ledger import Ledger, fingerprint
@@ -33,6 +43,7 @@ __all__ = [
     "EventLog",
     "HTTPClient",
     "Ledger",
+    "OutcomeUnknown",
     "Reply",
     "Reservation",
     "Role",
@@ -43,6 +54,8 @@ __all__ = [
     "SpendRefused",
     "Stream",
     "Tally",
+    "ToolError",
+    "ToolUnavailable",
     "WorkerFailed",
     "WorkerRecord",
     "fingerprint",
