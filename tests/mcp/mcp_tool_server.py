@@ -24,6 +24,12 @@ app = MCPServer("planlang-test-tools")
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 
 
+def _hang(path: str) -> None:
+    """Say who is hanging (PATH.pid, so the test can end this process), then hang."""
+    Path(path + ".pid").write_text(str(os.getpid()), encoding="utf-8")
+    time.sleep(3600)
+
+
 class Stats(BaseModel):
     words: int
     chars: int
@@ -41,7 +47,7 @@ def append_line(path: str, line: str) -> str:
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(line + "\n")
     if line.startswith("hang"):
-        time.sleep(3600)
+        _hang(path)
     return f"{len(Path(path).read_text(encoding='utf-8').splitlines())} lines"
 
 
@@ -55,7 +61,7 @@ def set_value(path: str, value: str) -> str:
     flag = Path(path + ".hang")
     if flag.exists():
         flag.unlink()
-        time.sleep(3600)
+        _hang(path)
     return "set"
 
 
