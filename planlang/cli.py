@@ -100,6 +100,20 @@ def check_command(paths: tuple[str, ...], as_json: bool) -> None:
     sys.exit(EXIT_USAGE if errors else EXIT_REFUSED if problems else EXIT_OK)
 
 
+@cli.group("mcp")
+def mcp_group() -> None:
+    """planlang and the Model Context Protocol (docs/MCP.md)."""
+
+
+@mcp_group.command("serve")
+@click.option("--config", "config", default=None, help="The project file (default: ./planlang.toml).")
+def mcp_serve_command(config: str | None) -> None:
+    """Serve check, price, submit and run of plans to an MCP client over stdio."""
+    from planlang.mcp.serve_command import serve_command
+
+    serve_command(config)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
     try:

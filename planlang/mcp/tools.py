@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import importlib.util
 import json
 import keyword
 import random
@@ -114,6 +115,8 @@ class McpTools:
 
     def __init__(self, servers: Sequence[ServerConfig], *, log_dir: Path | None = None) -> None:
         names = [server.name for server in servers]
+        if names and importlib.util.find_spec("mcp") is None:
+            raise McpConfigError("MCP servers need the MCP SDK: pip install -e '.[mcp]'")
         if len(set(names)) != len(names):
             raise McpConfigError(f"Two MCP servers share a name: {sorted(names)}.")
         self.servers = {server.name: server for server in servers}
