@@ -106,7 +106,7 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("serve")
-@click.option("--config", "config", default=None, help="The project file (default: ./planlang.toml).")
+@click.option("--config", default=None, help="The project file (default: ./planlang.toml).")
 def mcp_serve_command(config: str | None) -> None:
     """Serve check, price, submit and run of plans to an MCP client over stdio."""
     from planlang.mcp.serve_command import serve_command

@@ -213,6 +213,8 @@ def price(
     turns = 1 + settings.max_repair_turns + settings.max_check_retries
     hints = {name: spec for r in rehearsals for name, spec in r.tools.items()}
     dearest_tool = max((spec["price"] for spec in hints.values()), default=0.0)
+    tool_basis = {"max_tool_calls": settings.max_tool_calls, "dearest_tool_price": dearest_tool}
+    called = sorted({name for r in rehearsals for name in r.accounting.get("tools", {})})
     return PriceReport(
         filename=checked.filename,
         sha256=checked.sha256,
@@ -226,15 +228,13 @@ def price(
             "max_agents": settings.max_agents,
             "turns_per_worker": turns,
             "dearest_price": settings.dearest_price,
-            **({"max_tool_calls": settings.max_tool_calls, "dearest_tool_price": dearest_tool}
-               if dearest_tool else {}),
-        },  # fmt: skip
+            **(tool_basis if dearest_tool else {}),
+        },
         wall_seconds=Spread.of([r.wall_seconds for r in rehearsals]),
         problems=_merge_problems(rehearsals),
         rehearsals=rehearsals,
         tools={name: _measures([r.accounting.get("tools", {}).get(name, {}) for r in rehearsals])
-               for name in sorted({n for r in rehearsals for n in r.accounting.get("tools", {})})},
-        # fmt: skip
+               for name in called},  # fmt: skip
         tool_hints=hints,
     )
 

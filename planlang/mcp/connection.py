@@ -20,7 +20,7 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from planlang.mcp.config import ServerConfig
 from runtime.errors import ToolUnavailable
@@ -59,7 +59,7 @@ class Connection:
 
     # -- the loop's side -----------------------------------------------------------------
 
-    def _transport(self, errlog: IO[str]) -> Any:
+    def _transport(self, errlog: TextIO) -> Any:
         config = self.config
         if config.url is not None:
             from mcp.client.streamable_http import streamable_http_client
@@ -75,7 +75,7 @@ class Connection:
 
     async def _main(self, ready: Future[None]) -> None:
         self._stop = asyncio.Event()
-        log: IO[str] = (open(self.log, "a", encoding="utf-8") if self.log is not None  # noqa: SIM115
+        log: TextIO = (open(self.log, "a", encoding="utf-8") if self.log is not None  # noqa: SIM115
                         else open(os.devnull, "w", encoding="utf-8"))  # fmt: skip
         try:
             async with self._transport(log) as streams:
@@ -113,8 +113,9 @@ class Connection:
                 return self._loop
             self._loop = asyncio.new_event_loop()
             ready: Future[None] = Future()
-            self._thread = threading.Thread(target=self._serve, args=(ready,),
-                                            name=f"mcp:{self.config.name}", daemon=True)  # fmt: skip
+            self._thread = threading.Thread(
+                target=self._serve, args=(ready,), name=f"mcp:{self.config.name}", daemon=True
+            )
             self._thread.start()
             try:
                 ready.result(timeout=_START_SECONDS)

@@ -87,11 +87,13 @@ class PlanService:
         try:
             approved = self.gate.approved(plan_id)
         except KeyError:
-            raise ServiceError(f"There is no plan {plan_id}; submit_plan gives plans ids.") from None
+            raise ServiceError(f"There is no plan {plan_id}; submit_plan gives ids.") from None
         except PlanRefused as refused:
             reason = refused.__cause__ or refused
-            raise ServiceError(f"{reason} A person must approve it first: planlang approve "
-                               f"{plan_id}. run_plan runs approved plans only.") from None  # fmt: skip
+            raise ServiceError(
+                f"{reason} A person must approve it first: planlang approve {plan_id}. "
+                "run_plan runs approved plans only."
+            ) from None
         settings = self.project.settings
         try:
             key = settings.api_key.get_secret_value() if settings.api_key else None
@@ -168,9 +170,15 @@ def _plain(data: Any) -> Any:
 def _save(run: Run, folder: Path, result: Any) -> None:
     """The run's record, as ``planlang runs`` and ``show`` read it."""
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {"id": folder.name, "filename": run.title, "status": run.status, "mode": "collect",
-            "finished": time.time(), "accounting": run.accounting.to_dict(),
-            "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}"}
+    meta = {
+        "id": folder.name,
+        "filename": run.title,
+        "status": run.status,
+        "mode": "collect",
+        "finished": time.time(),
+        "accounting": run.accounting.to_dict(),
+        "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+    }
     for name, data in (("meta.json", meta), ("threads.json", run.threads_json()),
                        ("result.json", result)):  # fmt: skip
         tmp = folder / (name + ".tmp")
@@ -229,8 +237,12 @@ def build_server(service: PlanService) -> Any:
         """A finished run's result (the plan's `result`) or its error."""
         return guarded(service.run_result)(run_id)
 
-    @app.resource(LANGUAGE_URI, name="language", mime_type="text/markdown",
-                  description="The plan language's contract and this project's host words.")
+    @app.resource(
+        LANGUAGE_URI,
+        name="language",
+        mime_type="text/markdown",
+        description="The plan language's contract and this project's host words.",
+    )
     def language() -> str:
         return service.language()
 

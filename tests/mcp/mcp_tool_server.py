@@ -4,8 +4,8 @@ Its tools cover the cases planlang must handle: ``lookup`` is read-only; ``appen
 appends a line to a file (an effect, ``idempotentHint: false``), and hangs after appending a
 line that starts with "hang" (so a test can kill a run mid-call); ``set_value`` writes a file
 (``idempotentHint: true``) and hangs once while a ``PATH.hang`` file exists; ``stats`` has an
-``outputSchema`` and breaks it for the text "break" (a number as a string); ``fail`` raises; ``drop`` is
-destructive; ``die`` ends the server process.
+``outputSchema`` and breaks it for the text "break" (a number as a string); ``fail`` raises;
+``drop`` is destructive; ``die`` ends the server process.
 """
 
 from __future__ import annotations
@@ -69,10 +69,11 @@ def set_value(path: str, value: str) -> str:
 def stats(text: str) -> Annotated[CallToolResult, Stats]:
     """Count the words and characters of a text."""
     counts = {"words": len(text.split()), "chars": len(text)}
-    if text == "break":  # the server's own check is lax (pydantic takes "5" as 5): the schema's is not
+    if text == "break":  # the server checks laxly (pydantic takes "5" as 5), the schema does not
         counts = {"words": str(counts["words"]), "chars": counts["chars"]}
-    return CallToolResult(content=[TextContent(type="text", text=str(counts))],
-                          structured_content=counts)
+    return CallToolResult(
+        content=[TextContent(type="text", text=str(counts))], structured_content=counts
+    )
 
 
 @app.tool(structured_output=False)
@@ -81,8 +82,10 @@ def fail(reason: str) -> str:
     raise ToolError(f"refused: {reason}")
 
 
-@app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
-          structured_output=False)
+@app.tool(
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    structured_output=False,
+)
 def drop(name: str) -> str:
     """Pretends to delete something."""
     return f"dropped {name}"

@@ -81,10 +81,13 @@ def _kill_when(child, condition, what: str) -> None:
 
 def test_killed_run_does_not_repeat_effects_and_names_the_unknown_call(tmp_path: Path) -> None:
     out = make_project(tmp_path)
-    write_plan(tmp_path, """for line in ["a", "b", "hang c", "d"]:
+    write_plan(
+        tmp_path,
+        """for line in ["a", "b", "hang c", "d"]:
     t.append_line(path=inputs["file"], line=line)
 result = "done"
-""")
+""",
+    )
     child = start(tmp_path, "run", "plan.py")
     try:
         _kill_when(child, lambda: len(lines(out)) == 3, "third line")
@@ -101,11 +104,14 @@ def test_killed_idempotent_call_is_sent_again(tmp_path: Path) -> None:
     out = make_project(tmp_path)
     value = Path(str(out) + ".value")
     Path(str(value) + ".hang").write_text("hang once", encoding="utf-8")
-    write_plan(tmp_path, """t.append_line(path=inputs["file"], line="a")
+    write_plan(
+        tmp_path,
+        """t.append_line(path=inputs["file"], line="a")
 t.set_value(path=inputs["file"] + ".value", value="x")
 t.append_line(path=inputs["file"], line="b")
 result = "done"
-""")
+""",
+    )
     child = start(tmp_path, "run", "plan.py")
     try:
         _kill_when(child, lambda: Path(str(value) + ".pid").exists(), "hanging set_value")
@@ -159,10 +165,13 @@ def test_a_server_dying_mid_run_fails_the_run_naming_it(tmp_path: Path) -> None:
 
 def test_the_gate_holds_destructive_and_too_many_writing_calls(tmp_path: Path) -> None:
     out = make_project(tmp_path, gate="hold_destructive = true\nmax_tool_writes = 1")
-    write_plan(tmp_path, """t.drop(name="x")
+    write_plan(
+        tmp_path,
+        """t.drop(name="x")
 t.append_line(path=inputs["file"], line="a")
 t.append_line(path=inputs["file"], line="b")
-""")
+""",
+    )
     done = planlang(tmp_path, "run", "plan.py")
     assert done.returncode == 1
     assert "held for a person" in said(done)

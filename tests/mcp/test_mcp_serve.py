@@ -31,7 +31,9 @@ async def _call(client: Client, tool: str, **arguments: Any) -> tuple[bool, Any]
 def test_every_tool_answers_and_run_plan_refuses_a_held_plan(tmp_path: Path) -> None:
     out = make_project(tmp_path, gate="max_tool_writes = 1")  # two appends: held
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "planlang", "mcp", "serve"], cwd=str(tmp_path),
+        command=sys.executable,
+        args=["-m", "planlang", "mcp", "serve"],
+        cwd=str(tmp_path),
         env={"PYTHONPATH": str(ROOT), **ENDPOINT},
     )
     seen: dict[str, Any] = {}
