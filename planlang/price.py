@@ -233,8 +233,10 @@ def price(
         wall_seconds=Spread.of([r.wall_seconds for r in rehearsals]),
         problems=_merge_problems(rehearsals),
         rehearsals=rehearsals,
-        tools={name: _measures([r.accounting.get("tools", {}).get(name, {}) for r in rehearsals])
-               for name in called},  # fmt: skip
+        tools={
+            name: _measures([r.accounting.get("tools", {}).get(name, {}) for r in rehearsals])
+            for name in called
+        },  # fmt: skip
         tool_hints=hints,
     )
 
