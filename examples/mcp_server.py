@@ -52,10 +52,10 @@ def search(query: str) -> Found:
     return Found(notes=[Note(**n) for n in hits])
 
 
-@app.tool(
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-    structured_output=False,
-)
+ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+
+
+@app.tool(annotations=ADDS, structured_output=False)
 def add_note(title: str, body: str) -> str:
     """Add a note; returns how many there are."""
     notes = _notes() + [{"title": title, "body": body}]
