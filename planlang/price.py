@@ -50,7 +50,7 @@ class Spread:
 class Problem:
     """Something a rehearsal met: a crash, a limit, a failing worker, a runaway."""
 
-    kind: str  # crash, limit, worker, runaway, run
+    kind: str  # crash, limit, worker, runaway, run, thunk (a fanned-out function that failed)
     message: str
     line: int | None
     seeds: tuple[int, ...]
@@ -166,6 +166,9 @@ def rehearse(
             problems.append(("worker", record.error or "the worker failed", line))
         elif record.status == "refused":
             problems.append(("runaway", record.error or "worker refused", line))
+    for event in run.events:  # a thunk's own failure (a bad tool call, say) leaves it None
+        if event["kind"] == "thunk_failed":
+            problems.append(("thunk", event["error"], None))
     wall = clock.total()
     declared = {name: {"price": spec.price, "read_only": spec.read_only,
                        "destructive": spec.destructive, "idempotent": spec.idempotent}

@@ -71,3 +71,12 @@ def test_a_server_that_dies_ends_the_run_naming_it(tmp_path: Path) -> None:
             Run("after", llm=LLM(None)).run_sync(decision.plan)
     finally:
         mortal.close()
+
+
+def test_a_bad_call_in_a_fanned_out_function_is_a_rehearsal_problem(tools) -> None:
+    report = price("found = parallel([lambda: t.lookup(term=1)])\nresult = found\n", seeds=1,
+                   host=tools)  # fmt: skip
+    assert [p.kind for p in report.problems] == ["thunk"]
+    assert "t.lookup(): the arguments do not match the tool's inputSchema" in (
+        report.problems[0].message
+    )
