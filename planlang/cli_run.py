@@ -154,6 +154,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     """Run an approved plan (submitting it to the gate first if it is new)."""
     plan = read_plan(path)
     project = _project(config)
+    project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
     gate = _gate(project)
     try:
         approved = gate.find_approved(plan.source)

@@ -64,6 +64,7 @@ class Project:
     inputs: Any = None
     source: Path | None = None
     mcp_servers: list[ServerConfig] = field(default_factory=list)
+    offline_tools: bool = False  # replay: the servers' recorded listings, no server started
     _mcp: Any = field(default=None, repr=False)
 
     def mcp_tools(self) -> Any:
@@ -73,7 +74,8 @@ class Project:
         if self._mcp is None:
             from planlang.mcp.tools import McpTools  # the SDK only when a project uses it
 
-            self._mcp = McpTools(self.mcp_servers, log_dir=self.state_dir / "mcp")
+            self._mcp = McpTools(self.mcp_servers, log_dir=self.state_dir / "mcp",
+                                 offline=self.offline_tools)  # fmt: skip
         return self._mcp
 
     def host_provider(self) -> Callable[[Run], Mapping[str, Any]] | None:

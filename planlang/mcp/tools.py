@@ -111,9 +111,14 @@ class McpTools:
 
     Pass it as ``host=`` to ``planlang.price``, ``Gate`` or a run's words. Servers are started
     (and their tools listed) on first use and stay up until ``close`` (or the process's end).
+    With ``log_dir`` each server's stderr goes to ``NAME.log`` there and its listing is recorded
+    in ``NAME.tools.json``; ``offline=True`` (replay) reads that record and starts no server.
     """
 
-    def __init__(self, servers: Sequence[ServerConfig], *, log_dir: Path | None = None) -> None:
+    def __init__(
+        self, servers: Sequence[ServerConfig], *, log_dir: Path | None = None,
+        offline: bool = False,
+    ) -> None:  # fmt: skip
         names = [server.name for server in servers]
         if names and importlib.util.find_spec("mcp") is None:
             raise McpConfigError("MCP servers need the MCP SDK: pip install -e '.[mcp]'")
@@ -127,6 +132,8 @@ class McpTools:
         }  # fmt: skip
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir = log_dir
+        self.offline = offline
         self._lock = threading.Lock()
         self._tools: dict[str, dict[str, Tool]] | None = None
         atexit.register(self.close)
@@ -136,10 +143,10 @@ class McpTools:
         with self._lock:
             if self._tools is None:
                 tools: dict[str, dict[str, Tool]] = {}
-                for name, connection in self._connections.items():
+                for name in self._connections:
                     server = self.servers[name]
                     words: dict[str, Tool] = {}
-                    for listed in connection.list_tools():
+                    for listed in self._listing(name):
                         tool = _tool(server, listed)
                         if tool.word in words:
                             raise McpConfigError(
@@ -154,6 +161,23 @@ class McpTools:
                     tools[name] = words
                 self._tools = tools
             return self._tools
+
+    def _listing(self, name: str) -> list[Any]:
+        """A server's tools: asked of it (and recorded), or read from the record offline."""
+        from mcp.types import Tool as Listed
+
+        record = None if self.log_dir is None else self.log_dir / f"{name}.tools.json"
+        if self.offline:
+            if record is None or not record.exists():
+                raise McpConfigError(f"Replay sends nothing to MCP server {name!r}, and no "
+                                     "listing of its tools was recorded: run once without "
+                                     "--replay first.")  # fmt: skip
+            return [Listed.model_validate(t) for t in json.loads(record.read_text("utf-8"))]
+        listed = self._connections[name].list_tools()
+        if record is not None:
+            dumped = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
+            record.write_text(json.dumps(dumped, indent=1), encoding="utf-8")
+        return listed
 
     def describe(self) -> dict[str, list[dict[str, Any]]]:
         return {name: [t.describe() for t in words.values()]

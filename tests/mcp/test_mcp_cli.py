@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_project import end_hanging_server, lines, make_project, planlang, said, start
+from mcp_project import SERVER, end_hanging_server, lines, make_project, planlang, said, start
 
 pytestmark = pytest.mark.slow
 
@@ -59,13 +59,27 @@ def test_run_makes_each_effect_once_and_a_rerun_none(tmp_path: Path) -> None:
     ] * 3
 
 
-def test_replay_sends_nothing_for_a_call_it_has_not_seen(tmp_path: Path) -> None:
+def test_replay_sends_nothing_to_any_server(tmp_path: Path) -> None:
     out = make_project(tmp_path)
-    write_plan(tmp_path, 't.append_line(path=inputs["file"], line="new")\nresult = 1\n')
+    write_plan(tmp_path, 'result = t.lookup(term="x")\n')
+    assert planlang(tmp_path, "run", "plan.py").returncode == 0
+    config = tmp_path / "planlang.toml"  # from now on the server cannot even start
+    config.write_text(config.read_text().replace(str(SERVER), "/nonexistent/server.py"))
     replay = planlang(tmp_path, "run", "plan.py", "--replay")
-    assert replay.returncode == 1
-    assert "ToolCacheMiss" in said(replay) and "t.append_line" in said(replay)
+    assert replay.returncode == 0, replay.stderr
+    write_plan(tmp_path, 't.append_line(path=inputs["file"], line="new")\n')
+    miss = planlang(tmp_path, "run", "plan.py", "--replay")
+    assert miss.returncode == 1
+    assert "ToolCacheMiss" in said(miss) and "t.append_line" in said(miss)
     assert not out.exists()
+
+
+def test_replay_without_a_recorded_listing_is_refused(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    write_plan(tmp_path, 'result = t.lookup(term="x")\n')
+    replay = planlang(tmp_path, "run", "plan.py", "--replay")
+    assert replay.returncode == 2
+    assert "no listing of its tools was recorded" in said(replay)
 
 
 def _kill_when(child, condition, what: str) -> None:
