@@ -17,7 +17,7 @@ from typing import Any
 from planlang import language as L
 from planlang.limits import Meter
 from planlang.plantypes import PlanDict, PlanType
-from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, _WALKING, SizeGuards
+from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, SizeGuards
 from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Guards"]
@@ -25,37 +25,15 @@ __all__ = ["Guards"]
 _WRITABLE = frozenset({list, dict, set})
 
 
-def _attribute_table() -> dict[type, dict[str, str | None]]:
-    """type -> attribute -> None (plain access) or the name of a size-guarded wrapper."""
-    plain = lambda names: dict.fromkeys(names)  # noqa: E731
-    table: dict[type, dict[str, str | None]] = {
-        str: plain(L.STR_METHODS),
-        list: plain(L.LIST_METHODS),
-        tuple: plain(L.TUPLE_METHODS),
-        dict: plain(L.DICT_METHODS),
-        set: plain(L.SET_METHODS),
-        frozenset: plain(L.FROZENSET_METHODS),
-        int: plain(L.INT_ATTRIBUTES - {"is_integer"}),
-        bool: plain(L.INT_ATTRIBUTES - {"is_integer"}),
-        float: plain(L.FLOAT_ATTRIBUTES),
-        ReadOnlyDict: plain(L.READONLY_DICT_METHODS),
-        ReadOnlyList: plain(L.READONLY_LIST_METHODS),
-    }
-    for name in ("join", "replace", "ljust", "rjust", "center", "zfill", "expandtabs"):
-        table[str][name] = name
-    table[list]["extend"] = "extend"
-    for name in ("upper", "lower", "casefold", "title", "swapcase", "capitalize"):
-        table[str][name] = name  # up to three characters of one: planlang.sizes._sized_case
-    for kind in (set, frozenset):  # methods that walk every argument in C: sized by the total
-        for name in _WALKING:
-            if name in table[kind]:
-                table[kind][name] = "set_" + name
-    table[dict]["update"] = "dict_update"
-    table[list]["sort"] = "sort"  # key= may be a C callable: planlang.walks
-    return table
-
-
-ATTRIBUTES = _attribute_table()
+# The whitelist of planlang.language, keyed by the real types the guards meet.
+_KIND_TYPES: dict[str, type] = {
+    "str": str, "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
+    "int": int, "bool": bool, "float": float,
+    "readonly_dict": ReadOnlyDict, "readonly_list": ReadOnlyList,
+}  # fmt: skip
+ATTRIBUTES: dict[type, dict[str, str | None]] = {
+    _KIND_TYPES[kind]: names for kind, names in L.ATTRIBUTES.items()
+}
 _TYPE_OBJECTS: dict[type, frozenset[str]] = {dict: L.TYPE_ATTRIBUTES["dict"]}
 
 

@@ -15,7 +15,6 @@ from typing import Any, cast
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 from planlang import language as L
-from planlang.guards import ATTRIBUTES
 from planlang.infer import Kinds
 from planlang.nodes import (
     _call,
@@ -43,8 +42,8 @@ _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
 _PROVEN_TEXT = frozenset({"int", "num", "str"})
 # Methods that need no guard on a value the source proves is the plan's own dict, list or set.
 _NATIVE_ATTRIBUTES = {
-    kind: frozenset(name for name, wrapper in ATTRIBUTES[t].items() if wrapper is None)
-    for kind, t in (("dict", dict), ("list", list), ("set", set))
+    kind: frozenset(name for name, wrapper in L.ATTRIBUTES[kind].items() if wrapper is None)
+    for kind in ("dict", "list", "set")
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
+from planlang import language as L
 from planlang.limits import Meter
 from planlang.values import ReadOnlyDict, ReadOnlyList
 from planlang.walks import TEXT_SCALARS, WalkGuards, text_size
@@ -33,10 +34,7 @@ _FIXED_SIZE = frozenset(
 )  # fmt: skip
 _NUMBERS = frozenset({int, float, bool})
 _GROWING = frozenset({"update", "union"})  # set methods whose result may pass Limits.size
-_WALKING = (
-    "update", "union", "intersection", "intersection_update", "difference", "difference_update",
-    "symmetric_difference", "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
-)  # fmt: skip
+_WALKING = L.SET_WALKING_METHODS
 _SPEC_NUMBERS = re.compile(r"(\d+)")
 
 
