@@ -16,9 +16,9 @@ import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from planlang.check.infer import Kinds
+from planlang.check.policy import PlanPolicy
 from planlang.errors import Problem
-from planlang.infer import Kinds
-from planlang.policy import PlanPolicy
 
 __all__ = ["CheckResult", "Problem", "check", "MAX_SOURCE_BYTES"]
 

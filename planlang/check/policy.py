@@ -15,8 +15,8 @@ from typing import Any, cast
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 from planlang import language as L
-from planlang.infer import Kinds
-from planlang.nodes import (
+from planlang.check.infer import Kinds
+from planlang.check.nodes import (
     _call,
     _is_number,
     _small_spec,
@@ -62,7 +62,7 @@ class RawProblem:
 class PlanPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
 
-    kinds: Kinds | None = None  # set by check() before visiting: see planlang.infer
+    kinds: Kinds | None = None  # set by check() before visiting: see planlang.check.infer
 
     def __init__(self, errors=None, warnings=None, used_names=None):
         super().__init__(errors, warnings, used_names)
@@ -177,7 +177,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         return cast(ast.AST, super().visit_Subscript(node))
 
     def _kind(self, expr: ast.AST) -> str | None:
-        """What the source proves about a name's value (see planlang.infer)."""
+        """What the source proves about a name's value (see planlang.check.infer)."""
         if self.kinds is None or not isinstance(expr, ast.Name):
             return None
         return self.kinds.kind(expr)
