@@ -362,7 +362,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         value = cast(ast.expr, self.visit(node.value))
         if node.format_spec is None or _small_spec(node.format_spec):
             # no width past _SMALL_SPEC: formatted natively, once _text_ has priced the value's
-            # text (a container's repr may be far larger than the container: planlang.walks)
+            # text (a container's repr may be far larger than the container: planlang.sandbox.walks)
             node.value = value if proven_text else priced_text(value, node)
             return node
         # The spec's own fields are formatted natively: its length is checked by _fmt_.

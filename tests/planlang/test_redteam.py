@@ -435,7 +435,8 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
     (RESOURCES, "shared-structure-in-error-message",
      "x = [0]\nfor i in range(64):\n    x = [x, x]\nraise ValueError(x)\n", Fails("ValueError")),
     (RESOURCES, "huge-error-message", "raise ValueError('x' * 10 ** 9)\n", Limit("size")),
-    (RESOURCES, "print-flood", "while True:\n    print('x' * 1000)\n", Limit("steps")),
+    # all a run prints is capped at Limits.size characters: the same end on any machine load
+    (RESOURCES, "print-flood", "while True:\n    print('x' * 1000)\n", Limit("size")),
     (RESOURCES, "host-word-flood", "while True:\n    agent('x')\n", Limit("steps")),
     (RESOURCES, "host-word-in-comprehension-flood",
      "x = [agent('x') for i in range(90000) for j in range(9)]\n", Limit("steps")),

@@ -1,4 +1,4 @@
-"""planlang.walks: text and C loops over shared structure are priced before C walks them.
+"""planlang.sandbox.walks: text and C loops over shared structure are priced before C walks them.
 
 The attacks run in a child process with a timeout, so a regression fails the test instead of
 hanging pytest.
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planlang import Limits, PlanLimitError, Sandbox
-from planlang.guards import Guards
-from planlang.limits import Meter
-from planlang.walks import text_size
+from planlang.sandbox.guards import Guards
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.walks import text_size
 
 LIMITS = Limits(seconds=2, size=10**6)
 DOUBLED = "x = [1]\nfor i in range(60):\n    x = [x, x]\n"  # 2**60 leaves, 61 small lists

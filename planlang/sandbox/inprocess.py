@@ -22,13 +22,13 @@ from typing import Any, cast
 from planlang import language as L
 from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
-from planlang.guards import Guards
-from planlang.limits import Limits, Meter
-from planlang.plantypes import PLAN_TYPES
-from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
-from planlang.values import SCALARS, freeze, thaw
-from planlang.walks import TEXT_SCALARS
-from planlang.words import host_word
+from planlang.sandbox.deep_stack import needs_deep_stack, run_on_deep_stack, stack_for
+from planlang.sandbox.guards import Guards
+from planlang.sandbox.host_words import host_word
+from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.plan_builtins import PLAN_TYPES
+from planlang.sandbox.walks import TEXT_SCALARS
+from planlang.sandbox.wall import SCALARS, freeze, thaw
 
 __all__ = ["Sandbox", "current_meter"]
 
@@ -54,7 +54,7 @@ _RUN_BUILTINS: dict[str, Callable[[Any, Guards, Meter], Any]] = {
     "sum": lambda box, g, m: g.sum,
     "zip": lambda box, g, m: g.zip,
     "map": lambda box, g, m: g.map,
-    # planlang.walks: text and C loops priced before C walks shared structure
+    # planlang.sandbox.walks: text and C loops priced before C walks shared structure
     "repr": lambda box, g, m: g.repr,
     "sorted": lambda box, g, m: g.sorted,
     "min": lambda box, g, m: g.min,
@@ -62,7 +62,7 @@ _RUN_BUILTINS: dict[str, Callable[[Any, Guards, Meter], Any]] = {
     "any": lambda box, g, m: g.any,
     "all": lambda box, g, m: g.all,
     "filter": lambda box, g, m: g.filter,
-    # planlang.plantypes: str, int, list, tuple, set, frozenset, dict priced when called
+    # planlang.sandbox.plan_builtins: str, int, list, tuple, set, frozenset, dict priced when called
     **{name: partial(_made, make) for name, make in PLAN_TYPES.items()},
 }
 _RUN_BUILTIN_NAMES = frozenset(_RUN_BUILTINS)
@@ -163,7 +163,7 @@ class Sandbox:
         code = cast(types.CodeType, checked.code)
         namespace = self._namespace(meter, code)
         try:
-            if needs_deep_stack(code):  # see planlang.stack: deep tuples must not crash us
+            if needs_deep_stack(code):  # see deep_stack: deep tuples must not crash us
                 return run_on_deep_stack(
                     lambda: _execute(code, meter, namespace),
                     stack_for(self.limits.steps),
@@ -220,8 +220,15 @@ class Sandbox:
         return namespace
 
     def _printer(self, guards: Guards) -> Callable[..., None]:
+        # What one run prints, in all, may not pass Limits.size characters: a print flood is
+        # stopped by what it made, not by whichever of steps and seconds the machine's load
+        # lets it reach first, and the host never holds more than that of a plan's output.
+        printed = [0]
+
         def plan_print(*args: Any, sep: str = " ") -> None:
             line = guards._sized_join(str(sep))([str(a) for a in args])
+            printed[0] += len(line) + 1
+            guards.meter.allow_size(printed[0], "What the plan printed")
             if self._log is not None:
                 self._log(line)
             else:

@@ -17,11 +17,11 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from planlang.values import ReadOnlyDict, ReadOnlyList
-from planlang.walks import TEXT_SCALARS
+from planlang.sandbox.walks import TEXT_SCALARS
+from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
 if TYPE_CHECKING:
-    from planlang.guards import Guards
+    from planlang.sandbox.guards import Guards
 
 __all__ = ["PLAN_TYPES", "PlanType"]
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any
 
-from planlang.limits import Meter
-from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["TEXT_SCALARS", "WalkGuards", "sort_work", "text_size"]
 
@@ -240,7 +240,7 @@ def sort_work(n: int) -> int:
 
 
 class WalkGuards:
-    """The guards that price C walks before they run. A mixin of ``planlang.sizes.SizeGuards``
+    """The guards that price C walks before they run. A mixin of ``sizes.SizeGuards``
     (``Guards`` supplies ``meter`` and ``getiter``).
 
     Two rules. Text of a container (``repr``, ``print``, f-string fields, ``%``) is priced by

@@ -15,10 +15,10 @@ from itertools import chain, islice
 from typing import Any
 
 from planlang import language as L
-from planlang.limits import Meter
-from planlang.plantypes import PlanDict, PlanType
-from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, SizeGuards
-from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.plan_builtins import PlanDict, PlanType
+from planlang.sandbox.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, SizeGuards
+from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Guards"]
 
@@ -61,12 +61,12 @@ class Guards(SizeGuards):
             if name in obj._methods:
                 return self.host_word(f"{obj._label}.{name}", getattr(obj._target, name))
             if name in obj._attributes:
-                from planlang.values import thaw
+                from planlang.sandbox.wall import thaw
 
                 return thaw(getattr(obj._target, name), None, f"{obj._label}.{name}")
             raise AttributeError(f"The host object {obj._label!r} does not offer {name!r}.")
         if type(obj) is PlanDict and name in _TYPE_OBJECTS[dict]:
-            return getattr(obj, name)  # dict.fromkeys, charged like dict() (planlang.plantypes)
+            return getattr(obj, name)  # dict.fromkeys, charged like dict() (plan_builtins)
         if type(obj) is type or isinstance(obj, PlanType):
             of: type = obj.type if isinstance(obj, PlanType) else obj
             if of is obj and name in _TYPE_OBJECTS.get(of, ()):

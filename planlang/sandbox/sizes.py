@@ -4,7 +4,7 @@
 f-strings, ``*``-unpacking, ``sum``/``zip``/``map``/``round``, and the string and list methods
 that grow their result (``join``, ``replace``, ``ljust``, ``extend``, ...). Each checks the size
 of the result against ``Limits.size`` (or ``Limits.int_bits``) before making it. A mixin of
-``planlang.guards.Guards``, which supplies ``meter`` and ``getiter``.
+``planlang.sandbox.guards.Guards``, which supplies ``meter`` and ``getiter``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from itertools import chain
 from typing import Any
 
 from planlang import language as L
-from planlang.limits import Meter
-from planlang.values import ReadOnlyDict, ReadOnlyList
-from planlang.walks import TEXT_SCALARS, WalkGuards, text_size
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.walks import TEXT_SCALARS, WalkGuards, text_size
+from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
 __all__ = ["SizeGuards"]
 
@@ -39,7 +39,7 @@ _SPEC_NUMBERS = re.compile(r"(\d+)")
 
 
 class SizeGuards(WalkGuards):
-    """The size-checking half of the guards (with the walks of ``planlang.walks``)."""
+    """The size-checking half of the guards (with the walks of ``planlang.sandbox.walks``)."""
 
     meter: Meter
 
