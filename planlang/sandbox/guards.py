@@ -17,7 +17,8 @@ from typing import Any
 from planlang import language as L
 from planlang.sandbox.limits import Meter
 from planlang.sandbox.plan_builtins import PlanDict, PlanType
-from planlang.sandbox.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, SizeGuards
+from planlang.sandbox.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, Sizes, wrappers
+from planlang.sandbox.walks import Walks
 from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Guards"]
@@ -37,12 +38,17 @@ ATTRIBUTES: dict[type, dict[str, str | None]] = {
 _TYPE_OBJECTS: dict[type, frozenset[str]] = {dict: L.TYPE_ATTRIBUTES["dict"]}
 
 
-class Guards(SizeGuards):
-    """The guard functions of one run. Each attribute is what the rewritten code calls."""
+class Guards:
+    """The guard functions of one run: what the rewritten code calls for attributes, writes,
+    loops and unpacking. The size guards (``sizes``) and the walks (``walks``) are parts it
+    holds, each of them given the one metered loop, ``getiter``, that they share."""
 
     def __init__(self, meter: Meter, plan_globals: dict[str, Any]):
         self.meter = meter
         self.plan_globals = plan_globals
+        self.walks = Walks(meter, plan_globals, self.getiter)
+        self.sizes = Sizes(meter, self.walks, self.getiter)
+        self._wrappers = wrappers(self.sizes, self.walks)
 
     # -- attributes ------------------------------------------------------------------------
 
@@ -54,7 +60,7 @@ class Guards(SizeGuards):
             return self._getattr_slow(obj, name)
         if wrapper is None:
             return getattr(obj, name)
-        return getattr(self, "_sized_" + wrapper)(obj)
+        return self._wrappers[wrapper](obj)
 
     def _getattr_slow(self, obj: Any, name: str) -> Any:
         if isinstance(obj, HostProxy):
@@ -122,15 +128,15 @@ class Guards(SizeGuards):
                 # list.extend(iterator) runs in C, and an iterator over the list itself (zip,
                 # iter, filter) feeds on what it adds: take the items through the metered loop
                 y = list(self.getiter(y))
-            return self._concat(x, y, operator.iadd)
+            return self.sizes.concat(x, y, operator.iadd)
         if op == "*=":
-            return self.mul(x, y, operator.imul)
+            return self.sizes.mul(x, y, operator.imul)
         if op == "**=":
-            return self.pow(x, y)
+            return self.sizes.pow(x, y)
         if op == "<<=":
-            return self.lshift(x, y)
+            return self.sizes.lshift(x, y)
         if op == "%=":
-            return self.mod(x, y)
+            return self.sizes.mod(x, y)
         return _INPLACE[op](x, y)
 
     # -- loops, calls and unpacking ----------------------------------------------------------

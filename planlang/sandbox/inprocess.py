@@ -47,21 +47,21 @@ def _made(make: Callable[[Guards], Any], box: Any, guards: Guards, meter: Meter)
 # Builtins and guards made for each run, by name: (sandbox, guards, meter) -> value.
 _RUN_BUILTINS: dict[str, Callable[[Any, Guards, Meter], Any]] = {
     "range": lambda box, g, m: lambda *args: _range(m, *args),
-    "pow": lambda box, g, m: g.pow,
+    "pow": lambda box, g, m: g.sizes.pow,
     "iter": lambda box, g, m: lambda obj: iter(obj),
-    "print": lambda box, g, m: g.printing(box._printer(g)),
-    "round": lambda box, g, m: g.round,
-    "sum": lambda box, g, m: g.sum,
-    "zip": lambda box, g, m: g.zip,
-    "map": lambda box, g, m: g.map,
+    "print": lambda box, g, m: g.walks.printing(box._printer(g)),
+    "round": lambda box, g, m: g.sizes.round,
+    "sum": lambda box, g, m: g.sizes.sum,
+    "zip": lambda box, g, m: g.sizes.zip,
+    "map": lambda box, g, m: g.sizes.map,
     # planlang.sandbox.walks: text and C loops priced before C walks shared structure
-    "repr": lambda box, g, m: g.repr,
-    "sorted": lambda box, g, m: g.sorted,
-    "min": lambda box, g, m: g.min,
-    "max": lambda box, g, m: g.max,
-    "any": lambda box, g, m: g.any,
-    "all": lambda box, g, m: g.all,
-    "filter": lambda box, g, m: g.filter,
+    "repr": lambda box, g, m: g.walks.repr,
+    "sorted": lambda box, g, m: g.walks.sorted,
+    "min": lambda box, g, m: g.walks.min,
+    "max": lambda box, g, m: g.walks.max,
+    "any": lambda box, g, m: g.walks.any,
+    "all": lambda box, g, m: g.walks.all,
+    "filter": lambda box, g, m: g.walks.filter,
     # planlang.sandbox.plan_builtins: str, int, list, tuple, set, frozenset, dict priced when called
     **{name: partial(_made, make) for name, make in PLAN_TYPES.items()},
 }
@@ -80,18 +80,18 @@ _GUARDS: dict[str, Callable[[Guards, Meter], Any]] = {
     "_enter_": lambda g, m: m.enter,
     "_leave_": lambda g, m: m.leave,
     "_step_": lambda g, m: g.step,
-    "_add_": lambda g, m: g.add,
-    "_mul_": lambda g, m: g.mul,
-    "_pow_": lambda g, m: g.pow,
-    "_lshift_": lambda g, m: g.lshift,
-    "_mod_": lambda g, m: g.mod,
-    "_fmt_": lambda g, m: g.fmt,
-    "_fstr_": lambda g, m: g.fstr,
-    "_text_": lambda g, m: g.text,
+    "_add_": lambda g, m: g.sizes.add,
+    "_mul_": lambda g, m: g.sizes.mul,
+    "_pow_": lambda g, m: g.sizes.pow,
+    "_lshift_": lambda g, m: g.sizes.lshift,
+    "_mod_": lambda g, m: g.sizes.mod,
+    "_fmt_": lambda g, m: g.sizes.fmt,
+    "_fstr_": lambda g, m: g.sizes.fstr,
+    "_text_": lambda g, m: g.walks.text,
     "_type_": lambda g, m: type,  # the inline test of f-string fields (nodes.priced_text)
     "_text_kinds_": lambda g, m: TEXT_SCALARS,
     "_setslice_": lambda g, m: g.setslice,
-    "_unpack_": lambda g, m: g.unpack,
+    "_unpack_": lambda g, m: g.sizes.unpack,
 }
 _GUARD_NAMES = frozenset(_GUARDS)
 _used: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = weakref.WeakKeyDictionary()
@@ -226,7 +226,7 @@ class Sandbox:
         printed = [0]
 
         def plan_print(*args: Any, sep: str = " ") -> None:
-            line = guards._sized_join(str(sep))([str(a) for a in args])
+            line = guards.sizes.sized_join(str(sep))([str(a) for a in args])
             printed[0] += len(line) + 1
             guards.meter.allow_size(printed[0], "What the plan printed")
             if self._log is not None:

@@ -73,13 +73,13 @@ class PlanStr(PlanType):
             value = args[0]
             if type(value) in TEXT_SCALARS:
                 return str(value)
-            text = str(self.guards.text(value, "str()"))
-            self.guards._made_text(text, "str()")  # escapes are not priced ahead
+            text = str(self.guards.walks.text(value, "str()"))
+            self.guards.walks.made_text(text, "str()")  # escapes are not priced ahead
             return text
         for value in (*args, *kwargs.values()):
-            self.guards.text(value, "str()")
+            self.guards.walks.text(value, "str()")
         text = str(*args, **kwargs)
-        self.guards._made_text(text, "str()")
+        self.guards.walks.made_text(text, "str()")
         return text
 
 

@@ -150,10 +150,10 @@ def test_list_sort_charges_its_key_calls():
     guards = Guards(Meter(Limits(steps=10_000)), {})
     big = list(range(10**4))
     xs = list(range(200, 0, -1))
-    guards._sized_sort(xs)(key=lambda v: -v, reverse=True)  # a plan function charges itself
+    guards.walks.sized_sort(xs)(key=lambda v: -v, reverse=True)  # a plan function charges itself
     assert xs == list(range(1, 201))
     with pytest.raises(PlanLimitError) as caught:
-        guards._sized_sort(xs)(key=big.count)  # 200 calls x 625 steps
+        guards.walks.sized_sort(xs)(key=big.count)  # 200 calls x 625 steps
     assert caught.value.kind == "steps"
 
 
