@@ -25,7 +25,7 @@ from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate
 from planlang.price import price
 from planlang.project import Project
-from planlang.stack import deep_settings
+from planlang.sandbox.deep_stack import deep_settings
 from runtime import LLM, Budget, Ledger, Run, RunError, http_client
 
 __all__ = ["PlanService", "build_server"]

@@ -32,8 +32,8 @@ from jsonschema.exceptions import SchemaError
 from planlang import language as L
 from planlang.mcp.config import McpConfigError, ServerConfig
 from planlang.mcp.connection import Connection
+from planlang.sandbox.wall import HostObject
 from planlang.standin import UnsatisfiableSchema, value_for
-from planlang.values import HostObject
 from runtime import Run
 from runtime.errors import ToolError
 from runtime.tools import ToolSpec, tool_door
