@@ -161,6 +161,10 @@ class ToolDoor:
         self._calls = 0
         self.declared: dict[str, ToolSpec] = {}
 
+    def cancelled(self) -> bool:
+        """Was the run cancelled? (A long call may stop waiting; its outcome is then unknown.)"""
+        return self._run._cancelled.is_set()
+
     def declare(self, spec: ToolSpec) -> None:
         """Say a tool exists (called or not): prices and promises feed the price report."""
         with self._lock:

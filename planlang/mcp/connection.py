@@ -17,13 +17,15 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, TextIO
 
 from planlang.mcp.config import ServerConfig
-from runtime.errors import ToolUnavailable
+from runtime.errors import RunCancelled, ToolUnavailable
 
 __all__ = ["Connection"]
 
@@ -129,28 +131,39 @@ class Connection:
         return ToolUnavailable(f"The MCP server {self.config.name!r} ({self.config.where()}) "
                                f"{what}.")  # fmt: skip
 
-    def request(self, what: str, make: Any, timeout: float | None = None) -> Any:
-        """Run ``make(session)`` (a coroutine) on the loop and wait for its result."""
+    def request(
+        self, what: str, make: Any, timeout: float | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> Any:  # fmt: skip
+        """Run ``make(session)`` (a coroutine) on the loop and wait for its result.
+
+        ``stop`` (the run's cancellation) abandons the wait with ``RunCancelled``: the call's
+        outcome is then unknown, as at a kill.
+        """
         loop = self._open()
         session = self._session
         if session is None:
             raise self._unavailable(f"stopped answering before {what}")
         future = asyncio.run_coroutine_threadsafe(make(session), loop)
         limit = timeout if timeout is not None else self.config.timeout
+        deadline = time.monotonic() + limit
         try:
             while True:
                 try:
                     return future.result(timeout=0.2)
                 except FutureTimeout:
-                    limit -= 0.2
+                    if stop is not None and stop():
+                        future.cancel()
+                        raise RunCancelled(f"The run was cancelled during {what} on MCP server "
+                                           f"{self.config.name!r}.") from None  # fmt: skip
                     if self._ended.is_set():
                         future.cancel()
                         raise self._unavailable(f"stopped answering during {what}") from None
-                    if limit <= 0:
+                    if time.monotonic() > deadline:
                         future.cancel()
-                        raise self._unavailable(f"did not answer {what} within "
-                                                f"{self.config.timeout:g} s") from None  # fmt: skip
-        except ToolUnavailable:
+                        raise self._unavailable(f"did not answer {what} within {limit:g} s"
+                                                ) from None  # fmt: skip
+        except (ToolUnavailable, RunCancelled):
             raise
         except BaseException as error:  # noqa: BLE001 - transport errors, closed streams
             if isinstance(error, KeyboardInterrupt):
@@ -175,10 +188,13 @@ class Connection:
 
         return list(self.request("the list of its tools", listing, _START_SECONDS))
 
-    def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
+    def call_tool(
+        self, tool: str, arguments: dict[str, Any], stop: Callable[[], bool] | None = None
+    ) -> Any:
         """One ``tools/call``; returns the SDK's ``CallToolResult``."""
         return self.request(f"the call of {tool}",
-                            lambda session: session.call_tool(tool, arguments))  # fmt: skip
+                            lambda session: session.call_tool(tool, arguments),
+                            stop=stop)  # fmt: skip
 
     def close(self) -> None:
         """End the session (a stdio server's stdin closes and it exits)."""

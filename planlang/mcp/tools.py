@@ -233,7 +233,7 @@ def _word(tool: Tool, run: Run, connection: Connection) -> Callable[..., Any]:
                             f"tool's inputSchema: {problems}")  # fmt: skip
 
         def send() -> Any:
-            result = connection.call_tool(spec.tool, arguments)
+            result = connection.call_tool(spec.tool, arguments, stop=door.cancelled)
             text = "\n".join(b.text for b in result.content if getattr(b, "type", "") == "text")
             if result.is_error:
                 raise ToolError(f"the tool {spec.name} failed: {text or '(no message)'}")

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from mcp_project import SERVER, lines
+from mcp_project import SERVER, end_hanging_server, lines
 
 from planlang.errors import PlanRuntimeError
 from planlang.gate import Gate, Policy
 from planlang.mcp import McpTools, ServerConfig
 from planlang.price import price
-from runtime import LLM, Ledger, Run, Settings, ToolUnavailable
+from runtime import LLM, Ledger, OutcomeUnknown, Run, RunCancelled, Settings, ToolUnavailable
 
 pytestmark = pytest.mark.slow
 
@@ -80,3 +81,27 @@ def test_a_bad_call_in_a_fanned_out_function_is_a_rehearsal_problem(tools) -> No
     assert "t.lookup(): the arguments do not match the tool's inputSchema" in (
         report.problems[0].message
     )
+
+
+def test_a_cancel_during_a_long_call_leaves_its_outcome_unknown(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    slow = McpTools([ServerConfig(name="t", command=(sys.executable, str(SERVER)))])
+    try:
+        gate = Gate(Policy(), host=slow, inputs={"file": str(out)}, seeds=1)
+        decision = gate.submit('t.append_line(path=inputs["file"], line="hang on")\nresult = 1\n')
+        with Ledger(tmp_path / "answers.db") as ledger:
+            run = Run("cancelled", llm=LLM(ledger))
+            run.start(decision.plan)
+            for _ in range(2400):  # a hang guard only
+                if Path(str(out) + ".pid").exists():
+                    break
+                time.sleep(0.05)
+            run.cancel("by the test")
+            with pytest.raises(RunCancelled):
+                run.wait(timeout=60)
+            with pytest.raises(OutcomeUnknown, match="hang on"):
+                Run("rerun", llm=LLM(ledger)).run_sync(decision.plan)
+    finally:
+        end_hanging_server(out)
+        slow.close()
+    assert lines(out) == ["hang on"]
