@@ -22,6 +22,10 @@ result = {"meaning": meaning, "words": counts["words"]}
 """
 
 
+def first_run_id(folder: Path) -> str:
+    return sorted((folder / ".planlang" / "runs").iterdir())[0].name
+
+
 def write_plan(folder: Path, source: str) -> None:
     (folder / "plan.py").write_text(source, encoding="utf-8")
 
@@ -53,6 +57,8 @@ def test_run_makes_each_effect_once_and_a_rerun_none(tmp_path: Path) -> None:
     replay = planlang(tmp_path, "run", "plan.py", "--replay")
     assert replay.returncode == 0, replay.stderr
     assert lines(out) == ["one", "two"]
+    shown = planlang(tmp_path, "show", first_run_id(tmp_path))
+    assert "Tools (MCP)" in said(shown) and "t.append_line │ 2 │ 2 │ 0 │ 1" in said(shown)
     results = sorted((tmp_path / ".planlang" / "runs").glob("*/result.json"))
     assert [json.loads(r.read_text()) for r in results] == [
         {"meaning": "plan: a word", "words": 3}

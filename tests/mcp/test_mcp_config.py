@@ -62,3 +62,12 @@ def test_a_bad_server_table_is_a_project_error_naming_the_file(tmp_path: Path) -
 )  # fmt: skip
 def test_tool_names_become_names_a_plan_can_call(tool: str, word: str) -> None:
     assert word_name(tool) == word
+
+
+def test_planlang_and_its_cli_load_no_mcp_sdk_until_a_server_starts() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, planlang, planlang.cli, planlang.mcp; print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
