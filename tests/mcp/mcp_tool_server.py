@@ -5,12 +5,14 @@ appends a line to a file (an effect, ``idempotentHint: false``), and hangs after
 line that starts with "hang" (so a test can kill a run mid-call); ``set_value`` writes a file
 (``idempotentHint: true``) and hangs once while a ``PATH.hang`` file exists; ``stats`` has an
 ``outputSchema`` and breaks it for the text "break" (a number as a string); ``fail`` raises;
-``drop`` is destructive; ``die`` ends the server process.
+``drop`` is destructive; ``die`` ends the server process. With ``--http PORT`` it serves
+streamable HTTP on 127.0.0.1 instead of stdio.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -98,4 +100,7 @@ def die(code: int) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # streamable HTTP on 127.0.0.1:PORT/mcp
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -105,3 +107,29 @@ def test_a_cancel_during_a_long_call_leaves_its_outcome_unknown(tmp_path: Path) 
         end_hanging_server(out)
         slow.close()
     assert lines(out) == ["hang on"]
+
+
+def test_a_server_over_streamable_http(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a free port on the loopback
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    web = McpTools([ServerConfig(name="web", url=f"http://127.0.0.1:{port}/mcp")])
+    try:
+        for _ in range(1200):  # a hang guard only: wait until it listens
+            with socket.socket() as knock:
+                if knock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        out = tmp_path / "out.txt"
+        gate = Gate(Policy(), host=web, inputs={"file": str(out)}, seeds=1)
+        decision = gate.submit('web.append_line(path=inputs["file"], line="over http")\n'
+                               'result = web.stats(text="a b")\n')  # fmt: skip
+        assert decision.approved and not out.exists()
+        assert Run("http", llm=LLM(None)).run_sync(decision.plan) == {"words": 2, "chars": 3}
+        assert lines(out) == ["over http"]
+    finally:
+        web.close()
+        server.kill()
+        server.wait(timeout=30)
