@@ -208,3 +208,13 @@ def test_a_server_that_cannot_start_is_a_usage_error(tmp_path: Path) -> None:
     done = planlang(tmp_path, "price", "plan.py")
     assert done.returncode == 2
     assert "MCP server 't'" in said(done) and "Traceback" not in said(done)
+
+
+def test_held_and_approve_start_no_server(tmp_path: Path) -> None:
+    (tmp_path / "planlang.toml").write_text(
+        '[mcp.servers.t]\ncommand = ["/nonexistent/server"]\n', encoding="utf-8"
+    )
+    held = planlang(tmp_path, "held")
+    assert held.returncode == 0 and "No plan is held." in said(held)
+    approve = planlang(tmp_path, "approve", "7")
+    assert approve.returncode == 2 and "no plan 7" in said(approve)
