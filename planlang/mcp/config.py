@@ -3,7 +3,7 @@
 ::
 
     [mcp.servers.files]
-    command = ["python", "tools/files_server.py"]   # stdio: the server is a child process
+    command = ["python", "files_server.py"]        # stdio: a child process, in this folder
     env = { DATA = "data" }                        # added to PATH, HOME, ... (nothing else)
     prices = { append_line = 0.01 }                # credits per call (default 0)
 
