@@ -21,12 +21,11 @@ from typing import Any
 
 from planlang.check import check
 from planlang.errors import PlanError, PlanRefused
-from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate
 from planlang.price import price
 from planlang.project import Project
-from planlang.sandbox.deep_stack import deep_settings
-from runtime import LLM, Budget, Ledger, Run, RunError, http_client
+from planlang.run import endpoint_client, front_door, start_run
+from runtime import Run, RunError
 
 __all__ = ["PlanService", "build_server"]
 
@@ -96,19 +95,17 @@ class PlanService:
             ) from None
         settings = self.project.settings
         try:
-            key = settings.api_key.get_secret_value() if settings.api_key else None
-            client = http_client(settings.base_url, key, timeout=settings.timeout,
-                                 retries=settings.retries)  # fmt: skip
+            client = endpoint_client(settings)
         except ValueError as error:
             raise ServiceError(str(error)) from None
         run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{approved.sha256[:8]}-{plan_id}"
         folder = self.project.state_dir / "runs" / run_id
-        ledger = Ledger(self.project.state_dir / "answers.db")
-        llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None
-                  else settings.cap), settings=settings)  # fmt: skip
-        run = Run(approved.filename, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
-                  events_path=folder / "events.jsonl")  # fmt: skip
-        run.start(approved)
+        llm = front_door(settings, self.project.state_dir / "answers.db", client=client,
+                         budget=budget)  # fmt: skip
+        ledger = llm.ledger
+        assert ledger is not None
+        run = start_run(approved, llm, title=approved.filename,
+                        events_path=folder / "events.jsonl")  # fmt: skip
         with self._lock:
             self._runs[run_id] = (run, folder, (ledger, client))
         threading.Thread(target=self._finish, args=(run_id,), daemon=True).start()
