@@ -62,10 +62,10 @@ class RawProblem:
 class PlanPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
 
-    kinds: Kinds | None = None  # set by check() before visiting: see planlang.check.infer
-
-    def __init__(self, errors=None, warnings=None, used_names=None):
+    def __init__(self, errors=None, warnings=None, used_names=None, *, kinds: Kinds | None = None):
         super().__init__(errors, warnings, used_names)
+        # what the source proves about names (planlang.check.infer); None: prove nothing
+        self.kinds = kinds
         self.problems: list[RawProblem] = []
         self._tmp = 0
         # ids of products taken modulo a constant right away, as in (h * 31 + c) % 1000003:
