@@ -133,9 +133,15 @@ def _check_locked(source: str, filename: str, digest: str, optimise: bool) -> Ch
 
 
 def _early_problems(source: str, filename: str) -> tuple[Problem, ...]:
-    if len(source) > MAX_SOURCE_BYTES:
-        message = f"the plan is {len(source):,} characters, over the limit of {MAX_SOURCE_BYTES:,}"
+    # in UTF-8 bytes, as the CLI measures a plan file (a character takes up to four)
+    size = len(source) if len(source) * 4 <= MAX_SOURCE_BYTES else _utf8_size(source)
+    if size > MAX_SOURCE_BYTES:
+        message = f"the plan is {size:,} bytes, over the limit of {MAX_SOURCE_BYTES:,}"
         return (Problem(filename, 1, 1, "PL004", message),)
     if not source.strip():
         return (Problem(filename, 1, 1, "PL002", "the plan is empty"),)
     return ()
+
+
+def _utf8_size(source: str) -> int:
+    return len(source.encode("utf-8", "surrogatepass"))
