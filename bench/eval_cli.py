@@ -5,61 +5,115 @@ Exit 0 when every design completed, 1 when one did not, 2 for usage or I/O error
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import click
 
 from bench.eval import EvalReport, Setup, evaluate_repeated, render, verdicts
 from bench.simulated import SIMULATED, SimulatedModel
 from lead.audit import settings_with_roles
+from lead.cli_exit import CommandError, run_command
 from lead.scout import audited_root
 from runtime import Settings, http_client
 
-__all__ = ["build_parser", "main"]
+__all__ = ["command", "main"]
 
 OK, FAILED, USAGE = 0, 1, 2
-DESCRIPTION = "Five plan designs and three ablations on one corpus, scored."
 
 
-# -- command line ------------------------------------------------------------------------
-
-
-class UsageError(Exception):
+class UsageError(CommandError):
     """A mistake in the command line or an unreadable input: exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+@click.command(
+    "eval",
+    short_help="Evaluate plan designs on a planted corpus.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--corpus",
+    default="data/algos",
+    show_default=True,
+    metavar="DIR",
+    help="Benchmark folder (audited/, hidden/).",
+)
+# --model as `python -m lead audit --model` has it: one model name for every role, at the
+# endpoint; offline the only model is the simulated one. --name is its older spelling.
+@click.option(
+    "--model",
+    metavar="MODEL",
+    help="with --endpoint: the model of every role "
+    f"(default: the roles' configured models); without: '{SIMULATED}', the only "
+    "offline model (default).",
+)
+@click.option("--endpoint", metavar="URL", help="OpenAI-compatible base URL (a real model).")
+@click.option("--name", metavar="MODEL", help="The same as --model with --endpoint.")
+@click.option(
+    "--budget",
+    type=float,
+    default=20.0,
+    show_default=True,
+    metavar="CREDITS",
+    help="Credits per design.",
+)
+@click.option(
+    "--shard-tokens",
+    type=int,
+    default=20_000,
+    show_default=True,
+    metavar="T",
+    help="Shard size of designs 3 and 4.",
+)
+@click.option(
+    "--context-tokens",
+    type=int,
+    default=100_000,
+    show_default=True,
+    metavar="C",
+    help="One agent's context.",
+)
+@click.option(
+    "--ledger", metavar="FILE", help="Answer ledger for --endpoint (collect, then replay)."
+)
+@click.option("--out", metavar="FILE", help="Write the markdown report here (default: stdout).")
+@click.option(
+    "--json", "json_out", metavar="FILE", help="Also write the rows and verdicts as JSON here."
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    metavar="S",
+    help="First seed of the simulated model.",
+)
+@click.option("--repeats", type=int, metavar="R", help="Runs per design, seeds S.. (default: "
+              "5 simulated, 1 with --endpoint); the table shows their means.")  # fmt: skip
+@click.pass_context
+def command(ctx: click.Context, **options: Any) -> int:
+    """Five plan designs and three ablations on one corpus, scored.
+
+    Exit 0 when every design completed, 1 when one did not, 2 for a usage error.
+    """
+    return _evaluate(SimpleNamespace(**options), _command_line(ctx))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m bench eval", description=DESCRIPTION)
-    parser.add_argument(
-        "--corpus", default="data/algos", help="benchmark folder (audited/, hidden/)"
-    )
-    # --model as `python -m lead run --model` has it: one model name for every role, at the
-    # endpoint; offline the only model is the simulated one. --name is its older spelling.
-    parser.add_argument("--model", default=None, help=f"with --endpoint: the model of every role "
-                        f"(default: the roles' configured models); without: '{SIMULATED}', the "
-                        "only offline model (default)")  # fmt: skip
-    parser.add_argument("--endpoint", help="OpenAI-compatible base URL (a real model)")
-    parser.add_argument("--name", help="the same as --model with --endpoint")
-    parser.add_argument("--budget", type=float, default=20.0, help="credits per design")
-    parser.add_argument("--shard-tokens", type=int, default=20_000, help="shards of design 3, 4")
-    parser.add_argument("--context-tokens", type=int, default=100_000, help="one agent's context")
-    parser.add_argument("--ledger", help="answer ledger for --endpoint (collect, then replay)")
-    parser.add_argument("--out", help="write the markdown report here (default: stdout)")
-    parser.add_argument("--json", help="also write the rows and verdicts as JSON here")
-    parser.add_argument("--seed", type=int, default=0, help="first seed of the simulated model")
-    parser.add_argument("--repeats", type=int, help="runs per design, seeds seed.. (default: "
-                        "5 simulated, 1 with --endpoint); the table shows their means")  # fmt: skip
-    return parser
+def _command_line(ctx: click.Context) -> str:
+    """The command that repeats this run: the options given on the command line."""
+    words = ["python -m bench eval"]
+    for param in ctx.command.params:
+        given = ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.COMMANDLINE
+        if given and isinstance(param, click.Option):
+            words += [param.opts[0], str(ctx.params[param.name or ""])]
+    return " ".join(words)
 
 
-def _setup(args: argparse.Namespace) -> tuple[Setup, str]:
+def _setup(args: SimpleNamespace) -> tuple[Setup, str]:
     corpus = Path(args.corpus)
     key_path = corpus / "hidden" / "answer_key.json"
     if not (corpus / "audited").is_dir() or not key_path.is_file():
@@ -91,7 +145,7 @@ def _setup(args: argparse.Namespace) -> tuple[Setup, str]:
     return setup, SIMULATED
 
 
-def _endpoint_model(args: argparse.Namespace) -> str | None:
+def _endpoint_model(args: SimpleNamespace) -> str | None:
     """The model name for every role at the endpoint (None: the roles' configured models)."""
     if args.model == SIMULATED:
         raise UsageError(f"--model {SIMULATED} is the offline model and cannot be used with "
@@ -103,37 +157,34 @@ def _endpoint_model(args: argparse.Namespace) -> str | None:
     return args.model or args.name
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the evaluation; 0 when every design completed, 1 when one did not, 2 usage."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = build_parser().parse_args(argv)
-        setup, model = _setup(args)
-        repeats = args.repeats if args.repeats is not None else (1 if args.endpoint else 5)
-        if repeats < 1:
-            raise UsageError(f"--repeats must be 1 or more, got {repeats!r}.")
-        runs = evaluate_repeated(setup, repeats)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE
+def _evaluate(args: SimpleNamespace, command_line: str) -> int:
+    setup, model = _setup(args)
+    repeats = args.repeats if args.repeats is not None else (1 if args.endpoint else 5)
+    if repeats < 1:
+        raise UsageError(f"--repeats must be 1 or more, got {repeats!r}.")
+    runs = evaluate_repeated(setup, repeats)
     kind = "simulated model" if model == SIMULATED else "real model"
     report = EvalReport(f"Evaluation of plan designs ({kind})", str(setup.corpus), model,
                         setup.budget, runs, verdicts(runs),
-                        "python -m bench eval " + " ".join(argv))  # fmt: skip
+                        command_line)  # fmt: skip
     text = render(report)
     try:
         if args.out:
             Path(args.out).write_text(text, encoding="utf-8")
         else:
             sys.stdout.write(text)
-        if args.json:
-            Path(args.json).write_text(
+        if args.json_out:
+            Path(args.json_out).write_text(
                 json.dumps(asdict(report), indent=1) + "\n", encoding="utf-8"
             )
     except OSError as error:
-        print(f"error: cannot write the report: {error.strerror}.", file=sys.stderr)
-        return USAGE
+        raise UsageError(f"cannot write the report: {error.strerror}.") from None
     return OK if all(r.status == "completed" for r in runs) else FAILED
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the evaluation; 0 when every design completed, 1 when one did not, 2 usage."""
+    return run_command(command, argv, "python -m bench eval")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 
 import bench.eval_cli
 from bench.eval import DesignRun, verdicts
-from bench.eval_cli import build_parser, main
+from bench.eval_cli import command, main
 from bench.simulated import SimulatedModel
 from lead.scout import audited_root
 from runtime import Reply
@@ -134,7 +135,7 @@ def test_with_an_endpoint_model_names_the_model_of_every_role(
         return client
 
     monkeypatch.setattr(bench.eval_cli, "http_client", client_for)
-    shown = " ".join(build_parser().format_help().split())
+    shown = " ".join(command.get_help(click.Context(command)).split())
     assert "--model MODEL with --endpoint: the model of every role" in shown
     js = tmp_path / "eval.json"
     argv = ["--corpus", str(ALGOS), "--endpoint", ENDPOINT, "--model", "gpt-x"]
