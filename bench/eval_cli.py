@@ -1,6 +1,9 @@
 """The command line of the evaluation: ``python -m bench eval`` (see ``bench.eval``).
 
-Exit 0 when every design completed, 1 when one did not, 2 for usage or I/O errors.
+Three ways to run it: offline with the simulated model (the default); ``--endpoint URL`` with a
+real model, every answer kept in ``--ledger`` with a manifest beside it (``bench.manifest``);
+``--replay LEDGER``, which re-scores such a run from its ledger and sends nothing. Exit 0 when
+every design completed, 1 when one did not, 2 for usage or I/O errors.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from typing import Any
 
 import click
 
-from bench.eval import EvalReport, Setup, evaluate_repeated, render, verdicts
+from bench import manifest
+from bench.eval import DESIGN_IDS, Setup, evaluate_repeated
+from bench.report import build_report, render
 from bench.simulated import SIMULATED, SimulatedModel
 from lead.audit import settings_with_roles
 from lead.cli_exit import CommandError, run_command
@@ -24,6 +29,7 @@ from runtime import Settings, http_client
 __all__ = ["command", "main"]
 
 OK, FAILED, USAGE = 0, 1, 2
+DEFAULT_LEDGER = ".planlang/eval-answers.db"
 
 
 class UsageError(CommandError):
@@ -94,13 +100,24 @@ class UsageError(CommandError):
 )
 @click.option("--repeats", type=int, metavar="R", help="Runs per design, seeds S.. (default: "
               "5 simulated, 1 with --endpoint); the table shows their means.")  # fmt: skip
+@click.option(
+    "--designs",
+    metavar="IDS",
+    help=f"Only these designs, comma-separated (default: all: {','.join(DESIGN_IDS)}).",
+)
+@click.option(
+    "--replay",
+    metavar="LEDGER",
+    help="Re-score a run collected with --endpoint from its ledger and manifest; nothing is sent.",
+)
 @click.pass_context
 def command(ctx: click.Context, **options: Any) -> int:
     """Five plan designs and three ablations on one corpus, scored.
 
     Exit 0 when every design completed, 1 when one did not, 2 for a usage error.
     """
-    return _evaluate(SimpleNamespace(**options), _command_line(ctx))
+    corpus_given = ctx.get_parameter_source("corpus") is click.core.ParameterSource.COMMANDLINE
+    return _evaluate(SimpleNamespace(**options, corpus_given=corpus_given), _command_line(ctx))
 
 
 def _command_line(ctx: click.Context) -> str:
@@ -113,24 +130,32 @@ def _command_line(ctx: click.Context) -> str:
     return " ".join(words)
 
 
+def _designs(args: SimpleNamespace) -> frozenset[str] | None:
+    if not args.designs:
+        return None
+    chosen = [d.strip() for d in args.designs.split(",") if d.strip()]
+    unknown = [d for d in chosen if d not in DESIGN_IDS]
+    if unknown or not chosen:
+        raise UsageError(f"--designs {args.designs!r}: no design {', '.join(unknown) or ''!r}; "
+                         f"the designs are {', '.join(DESIGN_IDS)}.")  # fmt: skip
+    return frozenset(chosen)
+
+
 def _setup(args: SimpleNamespace) -> tuple[Setup, str]:
     corpus = Path(args.corpus)
-    key_path = corpus / "hidden" / "answer_key.json"
-    if not (corpus / "audited").is_dir() or not key_path.is_file():
-        raise UsageError(f"The corpus {args.corpus!r} needs audited/ and hidden/answer_key.json.")
+    key = _key(corpus, args.corpus)
     if args.budget <= 0:
         raise UsageError(f"--budget must be a positive number of credits, got {args.budget!r}.")
-    try:
-        key = json.loads(key_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise UsageError(f"The answer key {str(key_path)!r} cannot be read: {error}.") from None
+    designs = _designs(args)
     if args.endpoint:
         name = _endpoint_model(args)
         settings = settings_with_roles(Settings(), name)
         endpoint = args.endpoint
-        ledger = args.ledger or ":memory:"
+        ledger = args.ledger or DEFAULT_LEDGER
+        Path(ledger).parent.mkdir(parents=True, exist_ok=True)
         setup = Setup(corpus, key, settings, lambda _seed: http_client(endpoint), args.budget,
-                      args.shard_tokens, args.context_tokens, ledger)  # fmt: skip
+                      args.shard_tokens, args.context_tokens, ledger, args.seed,
+                      designs)  # fmt: skip
         return setup, f"{name or 'configured models'} at {endpoint}"
     for option, value in (("--model", args.model), ("--name", args.name)):
         if value is not None and (option == "--name" or value != SIMULATED):
@@ -140,9 +165,51 @@ def _setup(args: SimpleNamespace) -> tuple[Setup, str]:
             )
     settings = settings_with_roles(Settings())
     root = audited_root(corpus)
-    setup = Setup(corpus, key, settings, lambda seed: SimulatedModel(root, key, seed), args.budget,
-                  args.shard_tokens, args.context_tokens, seed=args.seed)  # fmt: skip
+    context = args.context_tokens
+
+    def simulated(seed: int) -> SimulatedModel:
+        return SimulatedModel(root, key, seed, context_tokens=context)
+
+    setup = Setup(corpus, key, settings, simulated, args.budget, args.shard_tokens,
+                  args.context_tokens, seed=args.seed, designs=designs)  # fmt: skip
     return setup, SIMULATED
+
+
+def _key(corpus: Path, given: str) -> dict[str, Any]:
+    key_path = corpus / "hidden" / "answer_key.json"
+    if not (corpus / "audited").is_dir() or not key_path.is_file():
+        raise UsageError(f"The corpus {given!r} needs audited/ and hidden/answer_key.json.")
+    try:
+        return dict(json.loads(key_path.read_text(encoding="utf-8")))
+    except (OSError, json.JSONDecodeError) as error:
+        raise UsageError(f"The answer key {str(key_path)!r} cannot be read: {error}.") from None
+
+
+def _replay_setup(args: SimpleNamespace) -> tuple[Setup, str, int, str]:
+    """The collected run of ``--replay LEDGER``: its setup, model, repeats and command."""
+    for option in ("endpoint", "model", "name", "designs", "repeats"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--replay re-runs what its manifest says; --{option} cannot be "
+                             "given with it.")  # fmt: skip
+    try:
+        data = manifest.read(args.replay, Path(args.corpus) if args.corpus_given else None)
+    except manifest.ManifestError as error:
+        raise UsageError(str(error)) from None
+    corpus, options = Path(data["corpus"]), data["options"]
+    setup = Setup(corpus, _key(corpus, data["corpus"]), manifest.settings_of(data),
+                  lambda _seed: None, options["budget"], options["shard_tokens"],  # type: ignore[arg-type,return-value]
+                  options["context_tokens"], args.replay, data["seeds"][0],
+                  frozenset(data["designs"]), replay=True)  # fmt: skip
+    return setup, data["model"], len(data["seeds"]), data["command"]
+
+
+def _collect_manifest(setup: Setup, repeats: int, model: str, endpoint: str, command: str) -> None:
+    manifest.write(setup.ledger_path, corpus=setup.corpus, settings=setup.settings,
+                   designs=sorted(setup.designs or DESIGN_IDS),
+                   seeds=[setup.seed + i for i in range(repeats)],
+                   options={"budget": setup.budget, "shard_tokens": setup.shard_tokens,
+                            "context_tokens": setup.context_tokens},
+                   endpoint=endpoint, model=model, command=command)  # fmt: skip
 
 
 def _endpoint_model(args: SimpleNamespace) -> str | None:
@@ -158,15 +225,20 @@ def _endpoint_model(args: SimpleNamespace) -> str | None:
 
 
 def _evaluate(args: SimpleNamespace, command_line: str) -> int:
-    setup, model = _setup(args)
-    repeats = args.repeats if args.repeats is not None else (1 if args.endpoint else 5)
-    if repeats < 1:
-        raise UsageError(f"--repeats must be 1 or more, got {repeats!r}.")
-    runs = evaluate_repeated(setup, repeats)
+    if args.replay:
+        setup, model, repeats, command_line = _replay_setup(args)
+    else:
+        setup, model = _setup(args)
+        repeats = args.repeats if args.repeats is not None else (1 if args.endpoint else 5)
+        if repeats < 1:
+            raise UsageError(f"--repeats must be 1 or more, got {repeats!r}.")
+        if args.endpoint:
+            _collect_manifest(setup, repeats, model, args.endpoint, command_line)
+    rounds = evaluate_repeated(setup, repeats)
     kind = "simulated model" if model == SIMULATED else "real model"
-    report = EvalReport(f"Evaluation of plan designs ({kind})", str(setup.corpus), model,
-                        setup.budget, runs, verdicts(runs),
-                        command_line)  # fmt: skip
+    report = build_report(f"Evaluation of plan designs ({kind})", str(setup.corpus), model,
+                          setup.budget, rounds, setup.key, command_line,
+                          simulated=model == SIMULATED)  # fmt: skip
     text = render(report)
     try:
         if args.out:
@@ -179,7 +251,7 @@ def _evaluate(args: SimpleNamespace, command_line: str) -> int:
             )
     except OSError as error:
         raise UsageError(f"cannot write the report: {error.strerror}.") from None
-    return OK if all(r.status == "completed" for r in runs) else FAILED
+    return OK if all(r.status == "completed" for r in report.runs) else FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
