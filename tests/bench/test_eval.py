@@ -151,7 +151,8 @@ def test_with_an_endpoint_model_names_the_model_of_every_role(
     shown = " ".join(command.get_help(click.Context(command)).split())
     assert "--model MODEL with --endpoint: the model of every role" in shown
     js = tmp_path / "eval.json"
-    argv = ["--corpus", str(ALGOS), "--endpoint", ENDPOINT, "--model", "gpt-x"]
+    argv = ["--corpus", str(ALGOS), "--endpoint", ENDPOINT, "--model", "gpt-x",
+            "--ledger", str(tmp_path / "answers.db")]  # fmt: skip
     assert main([*argv, "--out", str(tmp_path / "eval.md"), "--json", str(js)]) == 0
     report = json.loads(js.read_text(encoding="utf-8"))
     assert report["model"] == f"gpt-x at {ENDPOINT}" and "real model" in report["title"]
