@@ -81,10 +81,12 @@ class UsageError(CommandError):
     default=100_000,
     show_default=True,
     metavar="C",
-    help="One agent's context.",
+    help="The simulated model's context: a read beyond it is one agent alone.",
 )
 @click.option(
-    "--ledger", metavar="FILE", help="Answer ledger for --endpoint (collect, then replay)."
+    "--ledger",
+    metavar="FILE",
+    help=f"Answer ledger for --endpoint, a manifest beside it (default: {DEFAULT_LEDGER}).",
 )
 @click.option("--out", metavar="FILE", help="Write the markdown report here (default: stdout).")
 @click.option(
@@ -99,7 +101,7 @@ class UsageError(CommandError):
     help="First seed of the simulated model.",
 )
 @click.option("--repeats", type=int, metavar="R", help="Runs per design, seeds S.. (default: "
-              "5 simulated, 1 with --endpoint); the table shows their means.")  # fmt: skip
+              "5 simulated, 1 with --endpoint), pooled with 95% intervals.")  # fmt: skip
 @click.option(
     "--designs",
     metavar="IDS",
