@@ -27,6 +27,7 @@ from bench.rebuild import rebuild  # noqa: E402
 KEY = ROOT / "data" / "networkx" / "hidden" / "answer_key.json"
 RESULTS = Path(__file__).with_name("RESULTS_eval.md")
 DOC = ROOT / "docs" / "EVAL.md"
+PLACE = "<networkx, 72 bugs, seed 1>"  # the corpus folder, a temporary one by default
 START, END = "<!-- reference run: start -->", "<!-- reference run: end -->"
 
 
@@ -46,11 +47,12 @@ def main() -> int:
                 str(args.repeats), "--out", str(RESULTS), "--json", str(data)]  # fmt: skip
         code = evaluate(argv)
         seconds = time.perf_counter() - started
-    data.write_text(data.read_text(encoding="utf-8").replace(str(corpus), "<rebuilt networkx>"),
-                    encoding="utf-8")  # fmt: skip
+    recorded = data.read_text(encoding="utf-8").replace(str(corpus), PLACE)
+    data.write_text(recorded.replace(f"{ROOT}/", ""), encoding="utf-8")
     command = f"python benchmarks/bench_eval.py --repeats {args.repeats} --budget {args.budget:g}"
-    text = RESULTS.read_text(encoding="utf-8").replace(str(corpus), "<rebuilt networkx>")
-    text = text.replace("# Evaluation", "## Evaluation", 1)
+    text = RESULTS.read_text(encoding="utf-8").replace(str(corpus), PLACE)
+    text = text.replace(f"{ROOT}/", "")
+    text = text.replace("# Evaluation", "#### Evaluation", 1)
     record = f"Command: `{command}` ({seconds / 60:.0f} min on 2 shared cores).\n\n{text}"
     RESULTS.write_text(record, encoding="utf-8")
     doc = DOC.read_text(encoding="utf-8")
