@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from .canonical import dumps
+from .claims import FileClaims, claim_or_answer
 from .reply import Reply
+from .stores import backend
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -107,10 +109,23 @@ class _Pending:
 
 
 class Ledger:
-    """A SQLite answer store shared by threads (one connection, one lock) and processes."""
+    """A SQLite answer store shared by threads (one connection, one lock) and processes.
+
+    ``Ledger("postgresql://...")`` opens the shared server ledger instead (``PostgresLedger``,
+    the same contract); a location with any other scheme is refused.
+    """
+
+    def __new__(cls, path: str | Path = ":memory:", **options: Any) -> Ledger:
+        if cls is Ledger and backend(path) == "postgresql":
+            from .pg_ledger import PostgresLedger
+
+            return super().__new__(PostgresLedger)  # Python then runs its __init__
+        return super().__new__(cls)
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout: float = 30.0) -> None:
         self.path = str(path)
+        # Questions in flight in other processes on this file (":memory:" is one process's).
+        self._claims = None if self.path == ":memory:" else FileClaims(self.path + "-claims")
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # One connection behind a lock: ":memory:" must be one connection anyway, and SQLite
@@ -148,6 +163,20 @@ class Ledger:
         return self._db
 
     key = staticmethod(fingerprint)
+
+    def claim(self, key: str, stop: Callable[[], bool] | None = None) -> Reply | None:
+        """Wait while another process pays for ``key``: its answer, or None once ours to pay.
+
+        After None the caller pays and ``put``s, then calls ``unclaim``, which lets go.
+        """
+        if self._claims is None:
+            return None
+        return claim_or_answer(key, self._claims.try_claim, self.get, self._claims.release, stop)
+
+    def unclaim(self, key: str) -> None:
+        """Let go of a claim (after the answer is committed, or the call failed)."""
+        if self._claims is not None:
+            self._claims.release(key)
 
     def get(self, key: str) -> Reply | None:
         """The stored answer for ``key``, or None."""
@@ -333,6 +362,8 @@ class Ledger:
             yield record
 
     def close(self) -> None:
+        if self._claims is not None:
+            self._claims.close()
         with self._checkpoint_lock, self._lock:
             if self._checkpoint_db is not None:
                 self._checkpoint_db.close()

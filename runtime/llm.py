@@ -136,11 +136,20 @@ class LLM:
                 return self.chat(messages, role=role, model=model, sample=sample, stop=stop,
                                  on_wait=on_wait, **params)  # fmt: skip
         try:
+            if self.ledger is not None:
+                # ... and wait for a twin in flight in another process (or on another machine).
+                stored = self.ledger.claim(key, stop)
+                if stored is not None:
+                    self._count("hits")
+                    return stored.replace(cached=True, standin=False, role=role, sample=sample)
             return self._pay(key, model_name, messages, params, price, role, sample, stop, on_wait)
         finally:
             if self.ledger is not None:
-                with self._lock:
-                    self._inflight.pop(key).release()
+                try:
+                    self.ledger.unclaim(key)  # after the answer is committed (or the call failed)
+                finally:
+                    with self._lock:
+                        self._inflight.pop(key).release()
 
     def _pay(
         self,

@@ -6,6 +6,7 @@ examples per property to find something. Locally the default profile keeps rando
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -24,3 +25,21 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+# -- a real PostgreSQL server (issue 16): started once per session, only if a test asks ----
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    from pgserver import Cluster, require_binaries
+
+    cluster = Cluster(require_binaries())
+    yield cluster
+    cluster.remove()
+
+
+@pytest.fixture
+def pg_url(pg_cluster) -> str:
+    """The address of a fresh database on the session's server."""
+    return pg_cluster.new_database()
