@@ -118,4 +118,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # The commands past ``check`` live in their own module; importing it registers them.
+from planlang import cli_ledger as _cli_ledger  # noqa: E402,F401
 from planlang import cli_run as _cli_run  # noqa: E402,F401

@@ -17,14 +17,17 @@ from rich.console import Console
 from rich.live import Live
 
 from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
+from planlang.cli_ledger import open_budget, open_ledger
 from planlang.errors import PlanError, PlanRefused
 from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate, TamperedPlan
+from planlang.gate_seal import KeyFileError
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.stack import deep_settings
-from runtime import LLM, Budget, Ledger, Run, RunError, http_client
+from runtime import LLM, Run, RunError, http_client
+from runtime.stores import StoreUnavailable
 
 EXIT_INTERRUPTED = 130
 
@@ -41,15 +44,19 @@ def _project(config: str | None) -> Project:
 
 
 def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
-    return Gate(
-        project.policy,
-        store=project.state_dir / "gate.db",
-        settings=project.settings,
-        host=project.host_provider(),
-        inputs=project.inputs,
-        seeds=seeds,
-        latency=latency,
-    )
+    try:
+        return Gate(
+            project.policy,
+            store=project.gate_store,
+            key_file=project.gate_key,
+            settings=project.settings,
+            host=project.host_provider(),
+            inputs=project.inputs,
+            seeds=seeds,
+            latency=latency,
+        )
+    except (KeyFileError, StoreUnavailable, ValueError) as error:
+        raise PlanFileError(f"gate {project.gate_store}: {error}") from None
 
 
 def _refused(error: PlanRefused, as_json: bool) -> None:
@@ -179,13 +186,15 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
             raise PlanFileError(str(error)) from None
     run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + approved.sha256[:8]
     folder = project.state_dir / "runs" / run_id
-    ledger = Ledger(project.state_dir / "answers.db")
-    llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
+    ledger = open_ledger(project.ledger)
+    shared = open_budget(project, budget if budget is not None else settings.cap)
+    llm = LLM(ledger, client=client, budget=shared,
               mode="replay" if replay else "collect", settings=settings)  # fmt: skip
     run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
               events_path=folder / "events.jsonl")  # fmt: skip
     code = _watch(run, approved, folder, path, "replay" if replay else "collect")
     ledger.close()
+    shared.close()
     if client is not None:
         client.close()
     sys.exit(code)
