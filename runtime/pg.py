@@ -81,6 +81,38 @@ _MIGRATIONS: dict[int, str] = {
         seal TEXT
     );
     CREATE INDEX planlang_plans_sha ON planlang_plans (sha256, policy_sha256, status);
+    -- One round trip each for the two hot paths. In a volatile function every statement
+    -- takes a fresh snapshot, so what follows a lock sees what its holder committed.
+    CREATE FUNCTION planlang_reserve(b TEXT, h TEXT, u BIGINT, lease DOUBLE PRECISION)
+    RETURNS BIGINT LANGUAGE plpgsql AS $$
+    DECLARE c BIGINT; s BIGINT; r BIGINT; made BIGINT;
+    BEGIN
+        SELECT cap, spent INTO c, s FROM planlang_budgets WHERE name = b FOR UPDATE;
+        IF NOT FOUND THEN RAISE EXCEPTION 'there is no budget named %', b; END IF;
+        IF c IS NOT NULL THEN
+            SELECT coalesce(sum(units), 0) INTO r FROM planlang_reservations
+                WHERE budget = b AND expires > now();
+            IF s + r + u > c THEN RETURN NULL; END IF;
+        END IF;
+        INSERT INTO planlang_reservations (budget, holder, units, expires)
+            VALUES (b, h, u, now() + lease * interval '1 second') RETURNING id INTO made;
+        RETURN made;
+    END $$;
+    -- (taken, reply): the claim on k is h's now (and no answer was there), or the answer.
+    CREATE FUNCTION planlang_claim(k TEXT, h TEXT, lease DOUBLE PRECISION,
+                                   OUT taken BOOLEAN, OUT reply BYTEA)
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO planlang_claims VALUES (k, h, now() + lease * interval '1 second')
+            ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires
+            WHERE planlang_claims.expires < now();
+        taken := FOUND;
+        SELECT a.reply INTO reply FROM planlang_answers a WHERE a.key = k;
+        IF taken AND reply IS NOT NULL THEN
+            DELETE FROM planlang_claims WHERE key = k AND holder = h;
+            taken := FALSE;
+        END IF;
+    END $$;
     """,
 }
 

@@ -26,10 +26,6 @@ _LIVE = (
     "SELECT coalesce(sum(units), 0) FROM planlang_reservations "
     "WHERE budget = %s AND expires > now()"
 )
-_RESERVE = (
-    "INSERT INTO planlang_reservations (budget, holder, units, expires) "
-    "VALUES (%s, %s, %s, now() + %s * interval '1 second') RETURNING id"
-)
 _SETTLE = (
     "WITH gone AS (DELETE FROM planlang_reservations WHERE id = %s) "
     "UPDATE planlang_budgets SET spent = spent + %s WHERE name = %s"
@@ -110,20 +106,12 @@ class SharedBudget(Budget):
         return spent / _SCALE, reserved / _SCALE, None if cap is None else cap / _SCALE
 
     def _try_reserve(self, units: int) -> int | None:
-        """One transaction: lock the budget's row, count live reservations, add ours if it fits."""
-        with self.server.connection() as conn, conn.transaction():
-            row = conn.execute("SELECT cap, spent FROM planlang_budgets WHERE name = %s "
-                               "FOR UPDATE", (self.name,)).fetchone()  # fmt: skip
-            assert row is not None, f"the budget {self.name!r} vanished from {self.server.name}"
-            cap, spent = row
-            if cap is not None:
-                (reserved,) = conn.execute(_LIVE, (self.name,)).fetchone() or (0,)
-                if spent + int(reserved) + units > cap:
-                    return None
-            made = conn.execute(_RESERVE, (self.name, self._beat.holder, units,
-                                           self._beat.lease)).fetchone()  # fmt: skip
-            assert made is not None
-            return int(made[0])
+        """Lock the budget's row, count live reservations, add ours if it fits (one call)."""
+        with self.server.connection() as conn:
+            row = conn.execute("SELECT planlang_reserve(%s, %s, %s, %s)",
+                               (self.name, self._beat.holder, units,
+                                self._beat.lease)).fetchone()  # fmt: skip
+        return None if row is None or row[0] is None else int(row[0])
 
     def admit(self, cost: float, *, stop: Callable[[], bool] | None = None,
               on_wait: Callable[[], None] | None = None) -> Reservation:  # fmt: skip
