@@ -74,10 +74,14 @@ def measure(location: str, runners: int, calls: int, tag: str) -> float:
 
             SharedBudget(location, tag, cap=1e9).close()
         env = dict(os.environ, PYTHONPATH=str(ROOT))
+        command = [sys.executable, __file__, "--runner", location, tag]
         children = [
-            subprocess.Popen([sys.executable, __file__, "--runner", location, tag,
-                              str(n * share), str(share), str(go)],
-                             stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+            subprocess.Popen(
+                [*command, str(n * share), str(share), str(go)],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )  # fmt: skip
             for n in range(runners)
         ]
         for child in children:
@@ -96,7 +100,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=4000)
     parser.add_argument("--runners", default="1,4,16")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--url", default=None, help="a PostgreSQL server to use (default: start one)")
+    parser.add_argument("--url", default=None, help="a server to use (default: start one)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--runner", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
