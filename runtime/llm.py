@@ -6,6 +6,7 @@ The order is the contract, because it decides what costs money:
 2. replay mode     -> ``CacheMiss``; nothing is sent
 3. stand-in        -> if one is set: its answer, free, leaves no trace in the ledger
 4. no client       -> ``SpendRefused``
+   (with a ledger: the same question in flight here or in another process is waited for)
 5. budget admission (reserve the role's price; may wait at the cap)
 6. the client      -> a failure releases the reservation: neither billed nor stored
 7. store in the ledger, then settle the actual credits
