@@ -115,3 +115,14 @@ def test_a_run_keeps_answers_budget_and_gate_on_the_server(tmp_path, pg_url, mon
 
     with psycopg.connect(pg_url) as conn:  # the first machine's approval was used, not a new one
         assert conn.execute("SELECT count(*) FROM planlang_plans").fetchone() == (1,)
+
+
+def test_a_gate_key_file_others_can_read_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    key = tmp_path / "gate.key"
+    (tmp_path / "planlang.toml").write_text(f'[state]\ngate_key = "{key}"\n')
+    monkeypatch.chdir(tmp_path)
+    assert run(["held"], capsys)[0] == 0  # the key is made, owner-only
+    key.chmod(0o644)
+    code, _, err = run(["held"], capsys)
+    assert code == 2 and f"{key}: the gate's key file is mode 644" in err
+    assert err.count("\n") == 1
