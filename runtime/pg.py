@@ -149,7 +149,7 @@ class Server:
         except (psycopg.OperationalError, psycopg.InterfaceError) as error:
             self._pool.check()  # drop the dead connections now, not on the next borrower
             raise self.unavailable(error) from None
-        except PoolTimeout as error:
+        except (psycopg.Error, PoolTimeout) as error:  # whatever the server said, name it
             raise self.unavailable(error) from None
 
     def _migrate(self) -> None:
