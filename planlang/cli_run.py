@@ -25,7 +25,7 @@ from planlang.gate_seal import KeyFileError
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
-from planlang.stack import deep_settings
+from planlang.sandbox.deep_stack import deep_settings
 from runtime import LLM, Run, RunError, http_client
 from runtime.stores import StoreUnavailable
 

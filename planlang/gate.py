@@ -25,21 +25,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
-from planlang.errors import PlanRefused
+from planlang.errors import PlanRefused, TamperedPlan
 from planlang.gate_seal import default_key_path, load_key, seal_decision, seal_holds
 from planlang.gate_store import open_store
 from planlang.price import HostProvider, PriceReport, price
 
 __all__ = ["ApprovedPlan", "Decision", "Gate", "Policy", "TamperedPlan"]
-
-
-class TamperedPlan(PlanRefused):
-    """An approved plan whose source, code, policy or seal no longer match."""
-
-    def __init__(self, reason: str):
-        super().__init__((), filename=None)
-        self.message = f"The approved plan was tampered with: {reason}."
-        self.args = (self.message,)
 
 
 class Policy(BaseModel):
