@@ -2,7 +2,7 @@
 ledger and a shared budget, with a client that writes each question it is paid for to a file
 (the count at the client).
 
-Usage: shared_runner.py LEDGER BUDGET_URL CAP NAME CALLS QUESTIONS SEED PAID_FILE [LEASE]
+Usage: shared_runner.py LEDGER BUDGET_URL CAP NAME CALLS QUESTIONS SEED PAID_FILE [LEASE [DELAY]]
 Exit 0 when the run completed; 3 with one line on stderr when it ended with a RunError.
 """
 
@@ -23,6 +23,7 @@ PRICE = 0.01
 def main() -> int:
     location, budget_url, cap, name, calls, questions, seed, paid_path = sys.argv[1:9]
     lease = float(sys.argv[9]) if len(sys.argv) > 9 else 10.0
+    delay = float(sys.argv[10]) if len(sys.argv) > 10 else 0.002  # seconds a call takes
     asked = random.Random(int(seed)).sample(range(int(questions)), int(calls))
     paid = open(paid_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - to the end
     lock = threading.Lock()
@@ -31,7 +32,7 @@ def main() -> int:
         question = messages[-1]["content"]
         with lock:
             paid.write(question + "\n")  # a line each paid call, before the answer exists
-        time.sleep(0.002)
+        time.sleep(delay)
         return Reply(text=f"answer to {question}", credits=PRICE, model=model)
 
     settings = Settings(default_price=PRICE, max_agents=int(calls) + 10, concurrency=8)

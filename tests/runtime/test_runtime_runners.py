@@ -27,10 +27,11 @@ pytestmark = pytest.mark.slow
 
 
 def start(ledger: str, budget_url: str, cap: str, calls: int, questions: int, seed: int,
-          paid: Path, lease: float = 10.0) -> subprocess.Popen[str]:  # fmt: skip
+          paid: Path, lease: float = 10.0, delay: float = 0.002,
+          ) -> subprocess.Popen[str]:  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     args = [ledger, budget_url, cap, "team", str(calls), str(questions), str(seed), str(paid),
-            str(lease)]  # fmt: skip
+            str(lease), str(delay)]  # fmt: skip
     return subprocess.Popen([sys.executable, str(RUNNER), *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
@@ -154,8 +155,9 @@ def test_a_server_stopped_mid_run_fails_the_runners_cleanly_and_a_rerun_complete
         url = cluster.new_database()
         team = SharedBudget(url, "team", cap=100.0)
         team.close()
-        children = [start(url, url, "keep", 400, 500, seed, tmp_path / f"paid-{seed}.txt")
-                    for seed in range(2)]  # fmt: skip
+        # Slow calls (50 ms, 8 at a time): the runners are still busy when the server stops.
+        children = [start(url, url, "keep", 800, 1000, seed, tmp_path / f"paid-{seed}.txt",
+                          delay=0.05) for seed in range(2)]  # fmt: skip
         deadline = time.monotonic() + 120
         while len(paid_lines(tmp_path)) < 100:
             assert all(c.poll() is None for c in children) and time.monotonic() < deadline
@@ -171,12 +173,12 @@ def test_a_server_stopped_mid_run_fails_the_runners_cleanly_and_a_rerun_complete
             rows = list(ledger.rows())
             assert all(Reply.from_json(r["reply"]).text.startswith("answer to ") for r in rows)
             assert 0 < len(rows) < len(paid_lines(tmp_path)) + 1
-        reruns = [start(url, url, "keep", 400, 500, seed, tmp_path / f"again-{seed}.txt")
+        reruns = [start(url, url, "keep", 800, 1000, seed, tmp_path / f"again-{seed}.txt")
                   for seed in range(2)]  # fmt: skip
         assert [finish(child)[0] for child in reruns] == [0, 0]
         with Ledger(url) as ledger:
             stored = {Reply.from_json(r["reply"]).text for r in ledger.rows()}
-        asked = {q for seed in range(2) for q in random.Random(seed).sample(range(500), 400)}
+        asked = {q for seed in range(2) for q in random.Random(seed).sample(range(1000), 800)}
         assert {f"answer to question {q}" for q in asked} == stored
     finally:
         cluster.remove()
