@@ -1,13 +1,15 @@
 """The gate: the only way from plan source to execution.
 
 ``Gate(policy).submit(source)`` checks and prices the plan, then approves it under the policy or
-holds it for a person, with the reasons. Held plans are stored (SQLite) with their price, and
-``approve(id)`` lets one go. What the gate hands on is an ``ApprovedPlan``: the code compiled from
-exactly the source that was checked and priced, sealed with an HMAC over the source's sha256,
-the compiled code object, the policy and the price. Any change (one character of the source,
-another code object, another policy) breaks the seal, and a broken or foreign seal is refused at
-run. The code is sealed by identity, and ``check`` vouches that it compiled that very object from
-that source: its bytes (``marshal``) are no fingerprint, since they depend on reference counts.
+holds it for a person, with the reasons. Decisions are stored with their price
+(``planlang.gate_store``: a SQLite file or a PostgreSQL server), each sealed with a key kept
+outside the store (``planlang.gate_seal``), and ``approve(id)`` lets a held one go. What the
+gate hands on is an ``ApprovedPlan``: the code compiled from exactly the source that was
+checked and priced, sealed with an HMAC over the source's sha256, the compiled code object,
+the policy and the price. Any change (one character of the source, another code object,
+another policy) breaks the seal, and a broken or foreign seal is refused at run. The code is
+sealed by identity, and ``check`` vouches that it compiled that very object from that source:
+its bytes (``marshal``) are no fingerprint, since they depend on reference counts.
 """
 
 from __future__ import annotations

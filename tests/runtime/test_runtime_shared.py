@@ -131,3 +131,28 @@ def test_a_dead_runners_reservation_stops_counting_after_its_lease(pg_url: str) 
     assert alive.snapshot() == (0.0, 1.0, 1.0)
     alive.close()
     dead.server.close()
+
+
+def test_the_schema_is_made_once_by_runners_starting_together(pg_url: str) -> None:
+    import psycopg
+
+    opened: list[Ledger] = []
+    start = threading.Barrier(4)
+
+    def open_one() -> None:
+        start.wait()
+        opened.append(Ledger(pg_url))
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(opened) == 4
+    for ledger in opened:
+        ledger.close()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT version FROM planlang_schema").fetchall() == [(1,)]
+        conn.execute("INSERT INTO planlang_schema VALUES (99)")
+    with pytest.raises(StoreUnavailable, match="schema is version 99, newer than this planlang"):
+        Ledger(pg_url)
