@@ -131,3 +131,27 @@ def test_a_decision_on_one_machine_is_honoured_on_another_over_postgresql(tmp_pa
         there.find_approved(NEVER_PRICED)
     here.close()
     there.close()
+
+
+def test_planlang_run_refuses_a_forged_approval_and_sends_nothing(tmp_path, monkeypatch, capsys):
+    from planlang.cli import main
+    from runtime.testing import FakeOpenAI
+
+    (tmp_path / "planlang.toml").write_text(
+        "[planlang]\ndefault_price = 0.1\nmax_agents = 200\n[gate]\nmax_median = 1.0\n"
+        f'[state]\ngate_key = "{tmp_path / "gate.key"}"\n'
+    )
+    (tmp_path / "cheap.py").write_text(CHEAP)
+    (tmp_path / "dear.py").write_text(NEVER_PRICED)
+    monkeypatch.chdir(tmp_path)
+    with FakeOpenAI(api_key="sk-forge-test") as server:
+        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_API_KEY", "sk-forge-test")
+        assert main(["run", "cheap.py"]) == 0
+        sent = server.requests
+        _forge(tmp_path / ".planlang" / "gate.db", 1, NEVER_PRICED)
+        capsys.readouterr()
+        assert main(["run", "dear.py"]) == 1
+        assert server.requests == sent  # nothing of the forged plan ran
+    err = capsys.readouterr().err
+    assert "tampered with" in err and "seal" in err and "Traceback" not in err
