@@ -20,6 +20,7 @@ from .llm import LLM, Client
 from .reply import Reply
 from .run import Run
 from .settings import Role, Settings
+from .stores import StoreUnavailable
 from .stream import Stream
 from .threads import WorkerRecord
 
@@ -41,6 +42,7 @@ __all__ = [
     "RunError",
     "Settings",
     "SpendRefused",
+    "StoreUnavailable",
     "Stream",
     "Tally",
     "WorkerFailed",
