@@ -14,8 +14,7 @@ import threading
 import time
 from typing import Any
 
-from runtime import LLM, Ledger, Reply, Run, RunError, Settings
-from runtime.shared_budget import SharedBudget
+from runtime import LLM, Budget, Ledger, Reply, Run, RunError, Settings
 
 PRICE = 0.01
 
@@ -38,8 +37,10 @@ def main() -> int:
     settings = Settings(default_price=PRICE, max_agents=int(calls) + 10, concurrency=8)
     options = {"lease": lease} if location.startswith("postgresql") else {}
     ledger = Ledger(location, **options)
-    budget = None
+    budget: Budget | None = None
     if cap != "-":  # "-": the process's own budget; "keep": the shared budget's stored cap
+        from runtime.shared_budget import SharedBudget
+
         capped = {} if cap == "keep" else {"cap": float(cap)}
         budget = SharedBudget(budget_url, name, lease=lease, **capped)
     llm = LLM(ledger, client=client, budget=budget, settings=settings)
