@@ -36,16 +36,16 @@ def main() -> int:
 
     settings = Settings(default_price=PRICE, max_agents=int(calls) + 10, concurrency=8)
     options = {"lease": lease} if location.startswith("postgresql") else {}
-    ledger = Ledger(location, **options)
-    budget: Budget | None = None
-    if cap != "-":  # "-": the process's own budget; "keep": the shared budget's stored cap
-        from runtime.shared_budget import SharedBudget
-
-        capped = {} if cap == "keep" else {"cap": float(cap)}
-        budget = SharedBudget(budget_url, name, lease=lease, **capped)
-    llm = LLM(ledger, client=client, budget=budget, settings=settings)
-    run = Run(f"runner {seed}", llm=llm, settings=settings)
     try:
+        ledger = Ledger(location, **options)
+        budget: Budget | None = None
+        if cap != "-":  # "-": the process's own budget; "keep": the shared budget's stored cap
+            from runtime.shared_budget import SharedBudget
+
+            capped = {} if cap == "keep" else {"cap": float(cap)}
+            budget = SharedBudget(budget_url, name, lease=lease, **capped)
+        llm = LLM(ledger, client=client, budget=budget, settings=settings)
+        run = Run(f"runner {seed}", llm=llm, settings=settings)
         run.run_sync(lambda r: r.parallel([lambda q=q: r.agent(f"question {q}") for q in asked]))
     except RunError as error:
         print(f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
