@@ -1,9 +1,10 @@
-"""``planlang ledger copy SRC DST``, and opening a project's stores for the commands.
+"""``planlang ledger copy SRC DST``, and opening a project's shared stores for the commands.
 
 A team seeds its shared PostgreSQL ledger from a local SQLite one, or takes a replayable
-copy home: rows go across exactly as they are (same fingerprints, same compressed replies),
-the first answer for a key winning, so copying twice, or into a ledger that already holds
-some of them, changes nothing that was there.
+copy home: rows go across exactly as they are (same fingerprints, same replies), the first
+answer for a key winning, so copying twice, or into a ledger that already holds some of
+them, changes nothing that was there. The click command is in ``planlang.cli``; its body is
+here, imported when it runs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import click
 
-from planlang.cli import EXIT_OK, PlanFileError, cli
+from planlang.cli_support import EXIT_OK, PlanFileError
 from planlang.project import Project
 from runtime import Budget, Ledger, Reply
 from runtime.stores import StoreUnavailable
@@ -28,16 +29,15 @@ def open_ledger(location: str) -> Ledger:
         raise PlanFileError(f"ledger {location}: {error}") from None
 
 
-def open_budget(project: Project, cap: float | None) -> Budget:
-    """The run's budget: its own (``cap``), or the project's shared one on the server.
+def open_shared_budget(project: Project, cap: float | None) -> Budget:
+    """The project's budget shared on the server (``[state] budget``).
 
-    For a shared budget, ``cap`` (``--budget`` or the settings' ``cap``), when given, sets the
-    team's cap; otherwise the stored cap holds.
+    ``cap`` (``--budget`` or the settings' ``cap``), when given, sets the team's cap;
+    otherwise the stored cap holds.
     """
-    if project.budget is None:
-        return Budget(cap)
     from runtime.shared_budget import SharedBudget
 
+    assert project.budget is not None
     capped: dict[str, Any] = {} if cap is None else {"cap": cap}
     try:
         return SharedBudget(project.ledger, project.budget, **capped)
@@ -45,23 +45,14 @@ def open_budget(project: Project, cap: float | None) -> Budget:
         raise PlanFileError(f"budget {project.budget!r}: {error}") from None
 
 
-@cli.group("ledger")
-def ledger_group() -> None:
-    """Work with answer ledgers (SQLite files or postgresql:// servers)."""
-
-
-@ledger_group.command("copy")
-@click.argument("source")
-@click.argument("destination")
 def copy_command(source: str, destination: str) -> None:
-    """Copy every answer from SOURCE to DESTINATION (file paths or postgresql:// addresses)."""
+    """Copy every answer from ``source`` to ``destination``; say how many, on stderr."""
     src = open_ledger(source)
     dst = open_ledger(destination)
     copied = kept = 0
     try:
         for row in src.rows():
-            reply = Reply.from_json(row["reply"])
-            if dst.put(row["key"], reply):
+            if dst.put(row["key"], Reply.from_json(row["reply"])):
                 copied += 1
             else:
                 kept += 1

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .answer_store import AnswerStore, compress
 from .canonical import dumps
 from .claims import FileClaims, claim_or_answer
 from .reply import Reply
@@ -66,22 +67,6 @@ def _tail(model: str, params_text: str, sample: int) -> str:
     return f',"model":{dumps(model)},"params":{params_text},"sample":{dumps(sample)}}}'
 
 
-def compress(data: bytes) -> bytes:
-    """zlib at level 1; rows up to 16 KB with a smaller hash table (``memLevel`` 4).
-
-    ``zlib.compress`` sets up (and zeroes) hash tables sized for large inputs: for a typical
-    reply of a few hundred bytes that setup costs as much as everything else the ledger does
-    (callgrind: 119k instructions a row against 62k). Measured on JSON text, memLevel 4
-    compresses as well as the default at these sizes. The output is an ordinary zlib stream
-    either way: ``zlib.decompress`` reads both.
-    """
-    if len(data) > _SMALL_ROW:
-        return zlib.compress(data, 1)
-    packer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS, 4)
-    return packer.compress(data) + packer.flush()
-
-
-_SMALL_ROW = 16384
 _INSERT = "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _MAX_BATCH = 1024  # 10 values a row; SQLite allows 32,766 parameters in one statement
 # Commits between checkpoints: a commit adds about three 4 KB pages to the WAL, so this is
@@ -108,18 +93,18 @@ class _Pending:
         self.wake: Any = None  # a held lock its writer blocks on; released when it may go on
 
 
-class Ledger:
+class Ledger(AnswerStore):
     """A SQLite answer store shared by threads (one connection, one lock) and processes.
 
     ``Ledger("postgresql://...")`` opens the shared server ledger instead (``PostgresLedger``,
     the same contract); a location with any other scheme is refused.
     """
 
-    def __new__(cls, path: str | Path = ":memory:", **options: Any) -> Ledger:
+    def __new__(cls, path: str | Path = ":memory:", **options: Any) -> Any:
         if cls is Ledger and backend(path) == "postgresql":
             from .pg_ledger import PostgresLedger
 
-            return super().__new__(PostgresLedger)  # Python then runs its __init__
+            return PostgresLedger(str(path), **options)  # not a Ledger: no second __init__
         return super().__new__(cls)
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout: float = 30.0) -> None:

@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+from .answer_store import AnswerStore
 from .budget import Budget
 from .errors import CacheMiss, ClientError, RunCancelled, SpendRefused
-from .ledger import Ledger, fingerprint
+from .ledger import fingerprint
 from .reply import Reply
 from .settings import Settings
 
@@ -38,7 +39,7 @@ class LLM:
 
     def __init__(
         self,
-        ledger: Ledger | None = None,
+        ledger: AnswerStore | None = None,
         client: Client | None = None,
         budget: Budget | None = None,
         mode: Mode = "collect",

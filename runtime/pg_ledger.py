@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .answer_store import AnswerStore, compress
 from .errors import RunCancelled
-from .ledger import Ledger, compress
 from .pg import Heartbeat, Server
 from .reply import Reply
 from .stores import StoreUnavailable
@@ -33,7 +33,7 @@ _PUT = (
 )
 
 
-class PostgresLedger(Ledger):
+class PostgresLedger(AnswerStore):
     """``Ledger("postgresql://...")``: answers on a shared server, same methods and contract."""
 
     def __init__(self, path: str | Path, *, lease: float = 10.0, pool_size: int = 8,
