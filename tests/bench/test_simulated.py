@@ -13,7 +13,7 @@ import pytest
 import bench.simulated
 from bench.calibration import FITTED, READ_HIT, SKEPTIC_FALSE, visibility
 from bench.simulated import SimulatedModel, plan_from_sheet
-from kit.words import render_file
+from kit.audit_words import render_file
 from lead import scout
 from planlang import check
 
