@@ -1,9 +1,9 @@
 """The runtime's exceptions, split by who they stop.
 
-Only three things may end a whole run: cancellation, a replay miss and refused spend. They
-share the base ``RunError`` so the run loop can tell them apart from a single worker's trouble
-with one ``except``. Everything else (a failed call, an answer that never validates) stays with
-the worker that met it.
+Only four things may end a whole run: cancellation, a replay miss, refused spend and a shared
+store failing. They share the base ``RunError`` so the run loop can tell them apart from a
+single worker's trouble with one ``except``. Everything else (a failed call, an answer that
+never validates) stays with the worker that met it.
 
     Exception
      ├── RunError            ends the run
@@ -11,7 +11,8 @@ the worker that met it.
      │    ├── SpendRefused   a call would cost money but there is no client to pay it
      │    ├── RunCancelled   the run was cancelled (by a person or by the runaway backstop)
      │    ├── OutcomeUnknown a tool call with an effect was in flight when a run stopped
-     │    └── ToolUnavailable a tool server stopped answering (runtime.tools)
+     │    ├── ToolUnavailable a tool server stopped answering (runtime.tools)
+     │    └── StoreUnavailable  a shared store (PostgreSQL) failed; in ``runtime.stores``
      ├── ClientError         one model call failed (transport, HTTP status, malformed body)
      ├── ToolError           a tool answered with an error: the plan's failure, at its line
      └── WorkerFailed        a worker gave up; its thread record says why

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .canonical import dumps
 from .errors import CacheMiss, OutcomeUnknown, RunError, ToolError
 from .reply import Reply
+from .stores import backend
 
 if TYPE_CHECKING:
     from .run import Run
@@ -154,8 +155,10 @@ class ToolDoor:
 
     def __init__(self, run: Run) -> None:
         self._run = run
-        llm = run.llm
-        self._marks = _Marks(llm.ledger.path if llm.ledger is not None else None)
+        path = getattr(run.llm.ledger, "path", None)
+        # In-flight marks sit beside a SQLite ledger; with a PostgreSQL one they are kept in
+        # memory only (docs/MCP.md, known limits).
+        self._marks = _Marks(path if isinstance(path, str) and backend(path) == "sqlite" else None)
         self._lock = threading.Lock()
         self._seen: dict[str, int] = {}  # identical calls so far, by what was called
         self._calls = 0

@@ -45,7 +45,7 @@ class PlanService:
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self.gate = Gate(project.policy, store=project.state_dir / "gate.db",
+        self.gate = Gate(project.policy, store=project.gate_store, key_file=project.gate_key,
                          settings=project.settings, host=project.host_provider(),
                          inputs=project.inputs)  # fmt: skip
         self._runs: dict[str, tuple[Run, Path, Any]] = {}
@@ -100,8 +100,7 @@ class PlanService:
             raise ServiceError(str(error)) from None
         run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{approved.sha256[:8]}-{plan_id}"
         folder = self.project.state_dir / "runs" / run_id
-        llm = front_door(settings, self.project.state_dir / "answers.db", client=client,
-                         budget=budget)  # fmt: skip
+        llm = front_door(settings, self.project.ledger, client=client, budget=budget)
         ledger = llm.ledger
         assert ledger is not None
         run = start_run(approved, llm, title=approved.filename,
