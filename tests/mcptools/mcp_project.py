@@ -25,6 +25,10 @@ inputs = {{ file = {json.dumps(str(folder / "out.txt"))} }}
 [gate]
 {gate}
 
+[state]
+gate_key = "gate.key"   # this project's own key, whoever runs planlang here
+
+
 [mcp.servers.t]
 command = [{json.dumps(sys.executable)}, {json.dumps(str(SERVER))}]
 prices = {{ {prices} }}
