@@ -23,6 +23,7 @@ from planlang import language as L
 from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.guards import Guards
+from planlang.isolation import resolve_mode
 from planlang.limits import Limits, Meter
 from planlang.plantypes import PLAN_TYPES
 from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
@@ -127,6 +128,8 @@ class Sandbox:
     plan may see of an object, anything else is copied in as read-only plain data.
     ``log`` receives the lines a plan prints (default: kept in ``self.printed``).
     ``passthrough`` names host exceptions that end a run as themselves, not as plan errors.
+    ``isolation``: ``"process"`` runs each plan in a confined child process (planlang.isolation;
+    the default, or ``PLANLANG_ISOLATION``), ``"inprocess"`` in this process, for trusted plans.
     """
 
     def __init__(
@@ -136,7 +139,9 @@ class Sandbox:
         *,
         log: Callable[[str], Any] | None = None,
         passthrough: tuple[type[Exception], ...] = (),
+        isolation: str | None = None,
     ):
+        self.isolation = resolve_mode(isolation)
         self.host = dict(host or {})
         for name in self.host:
             if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -158,6 +163,10 @@ class Sandbox:
     def run(self, plan: str | CheckResult | Any) -> Any:
         """Check (if given source) and run a plan; return its ``result`` as plain data."""
         checked = self._checked(plan)
+        if self.isolation == "process":
+            from planlang.isolation.parent import run_isolated
+
+            return run_isolated(self, checked)
         meter = Meter(self.limits)
         self.last_meter = meter
         code = cast(types.CodeType, checked.code)
@@ -275,7 +284,8 @@ def _as_plan_error(error: BaseException, meter: Meter, filename: str) -> PlanErr
 
 
 def _convert(error: BaseException, meter: Meter, filename: str) -> PlanError:
-    line = _plan_line(error, filename)
+    line = getattr(error, "plan_line", None) or _plan_line(error, filename)  # plan_line: the
+    # innermost line, carried by an error that crossed from a plan's process (isolation.wire)
     if isinstance(error, PlanLimitError) or (
         meter.tripped is not None and not isinstance(error, PlanError)
     ):

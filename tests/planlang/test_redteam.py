@@ -130,6 +130,9 @@ class Refused:
 @dataclass(frozen=True)
 class Limit:
     kind: str
+    # A flood of host calls or prints may meet the time limit first where each one costs more
+    # (a plan process's host calls cross a pipe; a loaded machine): that kind is right too.
+    slow: str | None = None
 
 
 @dataclass(frozen=True)
@@ -435,10 +438,10 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
     (RESOURCES, "shared-structure-in-error-message",
      "x = [0]\nfor i in range(64):\n    x = [x, x]\nraise ValueError(x)\n", Fails("ValueError")),
     (RESOURCES, "huge-error-message", "raise ValueError('x' * 10 ** 9)\n", Limit("size")),
-    (RESOURCES, "print-flood", "while True:\n    print('x' * 1000)\n", Limit("steps")),
-    (RESOURCES, "host-word-flood", "while True:\n    agent('x')\n", Limit("steps")),
+    (RESOURCES, "print-flood", "while True:\n    print('x' * 1000)\n", Limit("steps", slow="seconds")),
+    (RESOURCES, "host-word-flood", "while True:\n    agent('x')\n", Limit("steps", slow="seconds")),
     (RESOURCES, "host-word-in-comprehension-flood",
-     "x = [agent('x') for i in range(90000) for j in range(9)]\n", Limit("steps")),
+     "x = [agent('x') for i in range(90000) for j in range(9)]\n", Limit("steps", slow="seconds")),
     (RESOURCES, "host-word-sleeps", "x = sleepy()\nwhile True:\n    pass\n", Limit("seconds")),
     (RESOURCES, "time-limit-with-sleepy-loop", "while True:\n    sleepy()\n", Limit("seconds")),
     # host words that raise what a plan may never see
@@ -522,7 +525,7 @@ def test_attack_is_stopped_and_the_host_unharmed(
         assert (outcome.code, outcome.line) in found, found
     elif isinstance(outcome, Limit):
         assert isinstance(escaped, PlanLimitError), escaped
-        assert escaped.kind == outcome.kind, escaped
+        assert escaped.kind in (outcome.kind, outcome.slow), escaped
     else:
         assert isinstance(escaped, PlanRuntimeError), escaped
         assert escaped.error_type == outcome.error_type, escaped

@@ -1,0 +1,249 @@
+"""The plan's process: confined at start, then one plan run, then gone.
+
+Started by the pool (``planlang.isolation.pool``) with an empty environment in a fresh scratch
+directory, it imports the sandbox, confines itself (``confine.enter``) and says it is ready,
+with the layers it has. Then it waits for one ``run``: the checked plan's code (the host
+checked it; the code comes marshalled from the host, which this process trusts), the limits
+and the host's values, in which each host word, host object and host iterator is a handle. It
+runs the plan in the in-process ``Sandbox``, whose meter gives the precise step, size, depth
+and time errors, and each host call crosses back to the host as a request. It answers with the
+result or the plan error, and exits.
+"""
+
+from __future__ import annotations
+
+import base64
+import marshal
+import os
+import sys
+import threading
+import types
+from typing import Any
+
+from planlang.check import CheckResult
+from planlang.errors import PlanError, PlanLimitError
+from planlang.isolation import confine
+from planlang.isolation.channel import Endpoint
+from planlang.isolation.codec import CodecError, Decoder, Encoder, read_frame, write_frame
+from planlang.isolation.wire import HostStop, describe, plan_error, raised
+from planlang.limits import Limits
+from planlang.sandbox import Sandbox
+from planlang.stack import stack_for
+from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+
+__all__ = ["main", "CALLBACK_STACK", "MAX_CALLBACK_THREADS"]
+
+CALLBACK_STACK = 16 * 2**20  # the stack of threads that run plan functions the host calls
+MAX_CALLBACK_THREADS = 32
+SLACK = 256 * 2**20  # address space beyond the plan's memory limit: the interpreter's own
+
+
+class _Peer:
+    """This side's tables and codec: plan functions handed to the host, host handles."""
+
+    def __init__(self) -> None:
+        self.endpoint: Endpoint | None = None
+        self.functions: dict[int, Any] = {}
+        self._ids: dict[int, int] = {}
+        self.filename: str | None = None
+
+    # host -> plan
+    def decoder(self) -> Decoder:
+        return Decoder(
+            {
+                "w": lambda p: RemoteWord(self, int(p)),
+                "o": lambda p: HostProxy(
+                    RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
+                    frozenset(p[1]), frozenset(p[2]), str(p[3]),
+                ),  # fmt: skip
+                "c": lambda p: self.functions[int(p)],
+                "n": lambda p: RemoteIterator(self, int(p)),
+            },
+            guarded=False,
+        )
+
+    # plan -> host
+    def encode(self, value: Any) -> Any:
+        return Encoder(self._handle, _adapt).encode(value)
+
+    def _handle(self, value: Any) -> Any:
+        if isinstance(value, HostProxy):
+            target = value._target
+            if isinstance(target, RemoteObject):
+                return {"o": target.oid}
+        if callable(value) and not isinstance(value, type):
+            key = id(value)
+            fid = self._ids.get(key)
+            if fid is None:
+                fid = self._ids[key] = len(self.functions) + 1
+                self.functions[fid] = value
+            return {"c": fid}
+        raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+
+    def ask(self, op: str, payload: Any) -> Any:
+        assert self.endpoint is not None
+        ok, answer = self.endpoint.request(op, payload)
+        if not ok:
+            raise raised(answer)
+        return self.decoder().decode(answer)
+
+    # the host calls a plan function back
+    def serve(self, op: str, payload: Any) -> tuple[bool, Any]:
+        try:
+            if op != "callback":
+                raise CodecError(f"Unknown request {op!r}.")
+            fid, args, kwargs = payload
+            fn = self.functions[int(fid)]
+            result = fn(*self.decoder().decode(args), **self.decoder().decode(kwargs))
+            return True, self.encode(result)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
+            return False, describe(error, filename=self.filename)
+
+
+def _adapt(value: Any) -> Any:
+    """The plan's values that are not plain types: read-only host copies, and lazy
+    iterables (a generator of thunks), which are taken whole in this process."""
+    if isinstance(value, ReadOnlyDict):
+        return dict(value)
+    if isinstance(value, ReadOnlyList):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    if hasattr(value, "__iter__") and not isinstance(value, type | HostProxy):
+        return list(value)
+    return None
+
+
+class RemoteWord:
+    """A host word, seen from the plan's process: calling it asks the host."""
+
+    __slots__ = ("peer", "wid")
+
+    def __init__(self, peer: _Peer, wid: int):
+        self.peer, self.wid = peer, wid
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        peer = self.peer
+        return peer.ask("call", [self.wid, peer.encode(list(args)), peer.encode(kwargs)])
+
+
+class RemoteObject:
+    """A host object: declared methods and attributes, each asked of the host."""
+
+    def __init__(self, peer: _Peer, oid: int, methods: frozenset[str], attributes: frozenset[str]):
+        self.peer, self.oid = peer, oid
+        self.methods, self.attributes = methods, attributes
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.methods:
+            peer, oid = self.peer, self.oid
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return peer.ask("method", [oid, name, peer.encode(list(args)), peer.encode(kwargs)])
+
+            return method
+        if name in self.attributes:
+            return self.peer.ask("attr", [self.oid, name])
+        raise AttributeError(name)
+
+
+class RemoteIterator:
+    """An iterator a host word returned (``stream``): each item asked of the host."""
+
+    def __init__(self, peer: _Peer, nid: int):
+        self.peer, self.nid = peer, nid
+
+    def __iter__(self) -> RemoteIterator:
+        return self
+
+    def __next__(self) -> Any:
+        answer = self.peer.ask("next", self.nid)
+        if answer == ["stop"]:
+            raise StopIteration
+        return answer[1]
+
+
+class _ChildSandbox(Sandbox):
+    """The in-process sandbox, given code the host already checked."""
+
+    def __init__(self, checked: CheckResult, **options: Any):
+        super().__init__(isolation="inprocess", **options)
+        self._given = checked
+
+    def _checked(self, plan: Any) -> CheckResult:
+        return self._given
+
+
+def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
+    limits = Limits(**payload["limits"])
+    code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
+    if not isinstance(code, types.CodeType):
+        raise CodecError("The host sent no code.")
+    checked = CheckResult(payload["filename"], payload["sha256"], (), code, frozenset())
+    peer.filename = checked.filename
+    host = {str(name): peer.decoder().decode(value) for name, value in payload["host"].items()}
+    endpoint = peer.endpoint
+    assert endpoint is not None
+    box = _ChildSandbox(
+        checked,
+        host=host,
+        limits=limits,
+        log=lambda line: endpoint.notify("print", line),
+        passthrough=(HostStop,),
+    )
+    deep = stack_for(limits.steps)
+    threading.stack_size(CALLBACK_STACK)
+    memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
+    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory)
+    confine.strict()
+    probe = payload.get("probe")
+    if probe is not None:
+        if not probes:
+            raise CodecError("This process takes no probes.")
+        namespace: dict[str, Any] = {}
+        exec(probe, namespace)  # noqa: S102 - tests only: the child was started with probes on
+        return True, peer.encode(namespace.get("result"))
+    try:
+        result = box.run(checked)
+    except HostStop:
+        return False, ["passthrough", None, None, None, None]
+    except PlanError as error:
+        return False, plan_error(error)
+    try:
+        meter = box.last_meter
+        return True, [peer.encode(result), meter.steps if meter is not None else 0]
+    except RecursionError:
+        return False, plan_error(PlanLimitError("depth", "The plan's result nests too deeply."))
+    except CodecError as error:
+        return False, ["runtime", "TypeError", str(error), None, None]
+
+
+def main(config: dict[str, Any]) -> None:
+    # The protocol owns the pipes; stray output must not reach them.
+    reader = os.fdopen(os.dup(0), "rb")
+    writer = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    layers = confine.enter(os.getcwd())
+    write_frame(writer, ["ready", [layer.as_list() for layer in layers], os.getpid()])
+    message = read_frame(reader)
+    if not message or message[0] != "q" or message[3] != "run":
+        os._exit(2)
+    rid = message[1]
+    peer = _Peer()
+    peer.endpoint = Endpoint(reader, writer, peer.serve, lambda op, p: None,
+                             frame_limit=2**31, default_context=rid,
+                             workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    peer.endpoint.start()
+    try:
+        ok, answer = _run(peer, message[4], bool(config.get("probes")))
+    except BaseException as error:  # noqa: BLE001 - the host hears of every failure
+        ok, answer = False, ["runtime", type(error).__name__, str(error)[:2000], None, None]
+    try:
+        peer.endpoint.send(["a", rid, ok, answer])
+    finally:
+        sys.stderr.flush()
+        os._exit(0)
