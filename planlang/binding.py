@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from planlang.isolation import calling_line
 from runtime import Run
 
 __all__ = ["run_words", "WorkerOrigins"]
@@ -32,7 +33,7 @@ class WorkerOrigins:
             if frame.f_code.co_filename == self.filename:
                 return frame.f_lineno
             frame = frame.f_back  # type: ignore[assignment]
-        return None
+        return calling_line()  # the plan runs in another process: the line it sent
 
     def label_for(self, label: str | None) -> str:
         line = self.caller_line()

@@ -38,5 +38,6 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
         limits=limits or RUN_LIMITS,
         log=run.log,
         passthrough=(RunError,),
+        isolation=gate.isolation,
     )
     return box.run(plan.check_result)

@@ -180,6 +180,7 @@ class Gate:
         inputs: Any = None,
         seeds: int = 5,
         latency: float = 2.0,
+        isolation: str | None = None,
     ):
         self.policy = policy if isinstance(policy, Policy) else Policy(**(policy or {}))
         self.settings = settings
@@ -187,6 +188,8 @@ class Gate:
         self.inputs = inputs
         self.seeds = seeds
         self.latency = latency
+        # process isolation unless the embedder (or [planlang] isolation) says "inprocess"
+        self.isolation = isolation or getattr(settings, "isolation", None)
         self._key = secrets.token_bytes(32)  # seals are good only in this process
         self._lock = threading.Lock()
         self._db_path = str(store)
@@ -211,7 +214,8 @@ class Gate:
         if not checked.ok:
             raise PlanRefused(checked.problems, filename=filename)
         report = price(checked, seeds=self.seeds, settings=self.settings, host=self.host,
-                       inputs=self.inputs, latency=self.latency)  # fmt: skip
+                       inputs=self.inputs, latency=self.latency,
+                       isolation=self.isolation)  # fmt: skip
         reasons = self.policy.reasons_to_hold(report)
         status = "held" if reasons else "approved"
         plan_id = self._store(checked, source, report, status, reasons)

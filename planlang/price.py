@@ -108,6 +108,7 @@ def rehearse(
     inputs: Any = None,
     limits: Limits | None = None,
     latency: float = 2.0,
+    isolation: str | None = None,
 ) -> Rehearsal:
     """Run the checked plan once against the stand-in seeded with ``seed``."""
     clock = VirtualClock(latency, settings.concurrency)
@@ -127,6 +128,7 @@ def rehearse(
         limits=limits,
         log=run.log,
         passthrough=(RunError,),
+        isolation=isolation or settings.isolation,
     )
     problems: list[tuple[str, str, int | None]] = []
     result = None
@@ -162,11 +164,14 @@ def price(
     limits: Limits | None = None,
     latency: float = 2.0,
     filename: str = "plan.py",
+    isolation: str | None = None,
 ) -> PriceReport:
     """Check ``source``, rehearse it once per seed, and report its price.
 
     Raises ``PlanRefused`` when the check says no; everything met while rehearsing is in the
-    report's ``problems``, with the plan's line.
+    report's ``problems``, with the plan's line. Rehearsals run the plan before any approval,
+    so they run under process isolation unless ``isolation`` (or ``settings.isolation``) says
+    ``"inprocess"``.
     """
     checked = check(source, filename) if isinstance(source, str) else source
     if not checked.ok:
@@ -184,6 +189,7 @@ def price(
             inputs=inputs,
             limits=limits,
             latency=latency,
+            isolation=isolation,
         )  # fmt: skip
         for s in seed_list
     ]

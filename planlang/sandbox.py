@@ -167,7 +167,7 @@ class Sandbox:
             from planlang.isolation.parent import run_isolated
 
             return run_isolated(self, checked)
-        meter = Meter(self.limits)
+        meter = self._new_meter()
         self.last_meter = meter
         code = cast(types.CodeType, checked.code)
         namespace = self._namespace(meter, code)
@@ -188,6 +188,9 @@ class Sandbox:
         finally:
             # Plan functions the host still holds (say, in a worker) must not outlive the run.
             meter.close(PlanLimitError("finished", "The plan has already finished."))
+
+    def _new_meter(self) -> Meter:
+        return Meter(self.limits)
 
     def _checked(self, plan: str | CheckResult | Any) -> CheckResult:
         if isinstance(plan, str):

@@ -8,9 +8,10 @@ words keep running in the host. ``layers()`` says which layers this machine give
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
-__all__ = ["MODES", "default_mode", "layers", "resolve_mode"]
+__all__ = ["MODES", "calling_line", "default_mode", "layers", "resolve_mode"]
 
 MODES = ("process", "inprocess")
 ENV = "PLANLANG_ISOLATION"
@@ -23,6 +24,15 @@ def resolve_mode(mode: str | None) -> str:
     if chosen not in MODES:
         raise ValueError(f"isolation={chosen!r} must be one of {', '.join(MODES)}.")
     return chosen
+
+
+_calling = threading.local()
+
+
+def calling_line() -> int | None:
+    """In a host word called from a plan's process: the plan line that called it (the plan's
+    frames are in that process, so a host word cannot find them on its own stack)."""
+    return getattr(_calling, "line", None)
 
 
 def default_mode() -> str:

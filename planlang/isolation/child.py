@@ -26,15 +26,17 @@ from planlang.isolation import confine
 from planlang.isolation.channel import Endpoint
 from planlang.isolation.codec import CodecError, Decoder, Encoder, read_frame, write_frame
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
-from planlang.limits import Limits
+from planlang.limits import Limits, Meter
 from planlang.sandbox import Sandbox
 from planlang.stack import stack_for
 from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["main", "CALLBACK_STACK", "MAX_CALLBACK_THREADS"]
 
-CALLBACK_STACK = 16 * 2**20  # the stack of threads that run plan functions the host calls
-MAX_CALLBACK_THREADS = 32
+# Threads that run plan functions the host calls back: a stack deep enough for a tuple nested
+# hundreds of thousands of levels and hashed (planlang.stack), reserved inside RLIMIT_AS.
+CALLBACK_STACK = 64 * 2**20
+MAX_CALLBACK_THREADS = 16
 SLACK = 256 * 2**20  # address space beyond the plan's memory limit: the interpreter's own
 
 
@@ -79,6 +81,16 @@ class _Peer:
                 self.functions[fid] = value
             return {"c": fid}
         raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+
+    def caller_line(self) -> int | None:
+        """The innermost plan line on this thread's stack (the host labels workers by it)."""
+        frame: Any = sys._getframe(2)
+        filename = self.filename
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                return int(frame.f_lineno)
+            frame = frame.f_back
+        return None
 
     def ask(self, op: str, payload: Any) -> Any:
         assert self.endpoint is not None
@@ -126,7 +138,8 @@ class RemoteWord:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer = self.peer
-        return peer.ask("call", [self.wid, peer.encode(list(args)), peer.encode(kwargs)])
+        payload = [self.wid, peer.encode(list(args)), peer.encode(kwargs), peer.caller_line()]
+        return peer.ask("call", payload)
 
 
 class RemoteObject:
@@ -171,9 +184,18 @@ class _ChildSandbox(Sandbox):
     def __init__(self, checked: CheckResult, **options: Any):
         super().__init__(isolation="inprocess", **options)
         self._given = checked
+        self.deadline: float | None = None
 
     def _checked(self, plan: Any) -> CheckResult:
         return self._given
+
+    def _new_meter(self) -> Meter:
+        """The host's clock: the run started when the host sent it (CLOCK_MONOTONIC is the
+        same in every process of the machine), so both sides agree on the deadline."""
+        meter = Meter(self.limits)
+        if self.deadline is not None:
+            meter.deadline = min(meter.deadline, self.deadline)
+        return meter
 
 
 def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
@@ -193,6 +215,8 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         log=lambda line: endpoint.notify("print", line),
         passthrough=(HostStop,),
     )
+    deadline = payload.get("deadline")
+    box.deadline = float(deadline) if type(deadline) in (int, float) else None
     deep = stack_for(limits.steps)
     threading.stack_size(CALLBACK_STACK)
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
@@ -204,7 +228,7 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
             raise CodecError("This process takes no probes.")
         namespace: dict[str, Any] = {}
         exec(probe, namespace)  # noqa: S102 - tests only: the child was started with probes on
-        return True, peer.encode(namespace.get("result"))
+        return True, [peer.encode(namespace.get("result")), 0]
     try:
         result = box.run(checked)
     except HostStop:
@@ -227,7 +251,7 @@ def main(config: dict[str, Any]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    layers = confine.enter(os.getcwd())
+    layers = confine.enter(os.getcwd(), without=tuple(config.get("without") or ()))
     write_frame(writer, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     message = read_frame(reader)
     if not message or message[0] != "q" or message[3] != "run":

@@ -3,8 +3,9 @@
 Each layer is tried when the child starts, before it has seen any plan, and reported as
 active or not with the reason; none is skipped silently (``planlang doctor`` prints them):
 
-- ``network namespace``: a fresh, empty network namespace (no interface is up, not even
-  loopback), entered with a new user namespace so no privilege is needed.
+- ``user namespace`` and ``network namespace``: a fresh, empty network namespace (no interface
+  is up, not even loopback), inside a new user namespace, in which the child holds no
+  capability over the host's processes (it cannot read their /proc files, environ included).
 - ``landlock``: no file may be written, made or removed outside the scratch directory, no
   program executed, no TCP connection made (ABI 4+), and no other process traced.
 - ``seccomp``: a system-call filter: no socket, no new process (fork, vfork, exec, clone of a
@@ -70,17 +71,25 @@ _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
 
 
-def _network_namespace() -> Layer:
+def _namespaces() -> list[Layer]:
+    """A new user namespace (the child holds no capability over the host's processes: it
+    cannot read their /proc files) and in it a new, empty network namespace."""
     if not _X86_64:
-        return Layer("network namespace", False, f"not tried on {platform.machine()}")
-    for flags, how in ((_CLONE_NEWUSER | _CLONE_NEWNET, "with a new user namespace"),
-                       (_CLONE_NEWNET, "without a user namespace")):  # fmt: skip
-        try:
-            _syscall(272, ctypes.c_int(flags))  # unshare
-            return Layer("network namespace", True, f"a fresh network namespace, {how}")
-        except OSError as error:
-            last = error
-    return Layer("network namespace", False, f"unshare failed: {last.strerror}")
+        why = f"not tried on {platform.machine()}"
+        return [Layer("user namespace", False, why), Layer("network namespace", False, why)]
+    try:
+        _syscall(272, ctypes.c_int(_CLONE_NEWUSER | _CLONE_NEWNET))  # unshare
+        return [
+            Layer("user namespace", True, "no capability over the host's processes or files"),
+            Layer("network namespace", True, "a fresh one: no interface, not even loopback"),
+        ]
+    except OSError as error:
+        user = Layer("user namespace", False, f"unshare failed: {error.strerror}")
+    try:
+        _syscall(272, ctypes.c_int(_CLONE_NEWNET))
+        return [user, Layer("network namespace", True, "a fresh one (as root)")]
+    except OSError as error:
+        return [user, Layer("network namespace", False, f"unshare failed: {error.strerror}")]
 
 
 # -- landlock ----------------------------------------------------------------------------------
@@ -237,20 +246,32 @@ def strict() -> None:
 # -- entering ----------------------------------------------------------------------------------
 
 
-def enter(scratch: str) -> list[Layer]:
-    """Confine this (still single-threaded) process; what each layer did."""
+def enter(scratch: str, without: tuple[str, ...] = ()) -> list[Layer]:
+    """Confine this (still single-threaded) process; what each layer did. ``without`` leaves
+    layers out, for the tests that show each layer holding on its own."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past RLIMIT_FSIZE fails, not kills
+    steps: dict[str, Any] = {
+        "network namespace": _namespaces,
+        "landlock": lambda: _landlock(scratch),
+        "seccomp": _seccomp,
+        "audit hook": lambda: _audit_hook(scratch),
+        "resource limits": _resource_limits,
+    }
+    passed = sorted(set(os.environ) - _OWN_VARIABLES)
     layers = [
         Layer("process", True, f"a separate process (pid {os.getpid()})"),
-        Layer("environment", not os.environ, "empty" if not os.environ
-              else f"{len(os.environ)} variables were passed in"),  # fmt: skip
-        _network_namespace(),
-        _landlock(scratch),
-        _seccomp(),
-        _audit_hook(scratch),
-        _resource_limits(),
+        Layer("environment", not passed, "none of the host's variables" if not passed
+              else f"variables passed in: {', '.join(passed)}"),  # fmt: skip
     ]
+    for name, step in steps.items():
+        done = [Layer(name, False, "left out (tests only)")] if name in without else step()
+        layers += done if isinstance(done, list) else [done]
     return layers
+
+
+# Set by planlang for the child (MALLOC_ARENA_MAX) or by Python itself (LC_CTYPE, when it
+# coerces the C locale): none of them comes from the host's environment.
+_OWN_VARIABLES = frozenset({"MALLOC_ARENA_MAX", "LC_CTYPE"})
 
 
 def _resource_limits() -> Layer:

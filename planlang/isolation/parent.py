@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from planlang import sandbox as _sandbox
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
+from planlang.isolation import _calling
 from planlang.isolation.channel import ChannelClosed, Endpoint
 from planlang.isolation.codec import MAX_FRAME, CodecError, Decoder, Encoder, adapt_plain
 from planlang.isolation.pool import Child, default_pool
@@ -175,10 +176,16 @@ class _Session:
 
     def _serve(self, op: str, payload: Any) -> Any:
         if op == "call":
-            wid, args, kwargs = payload
+            wid, args, kwargs, line = payload
             fn = self.words[int(wid)]
             where = f"The host word {getattr(fn, '__name__', 'host word')!r}"
-            result = fn(*self.decode(args), **self.decode(kwargs))
+            calling = _calling
+            previous = getattr(calling, "line", None)
+            calling.line = line if type(line) is int else None
+            try:
+                result = fn(*self.decode(args), **self.decode(kwargs))
+            finally:
+                calling.line = previous
         elif op == "method" or op == "attr":
             proxy = self.objects[int(payload[0])]
             name = str(payload[1])
@@ -227,6 +234,7 @@ class _Session:
             "sha256": checked.sha256,
             "limits": dataclasses.asdict(limits),
             "host": self.host_values(checked.code),
+            "deadline": self.meter.deadline,
         }
         payload.update(getattr(self.box, "_probe", None) or {})
         answer: Future[tuple[bool, Any]] = Future()

@@ -41,9 +41,10 @@ _SIGNAL_KINDS = {
 class Child:
     """One started, confined plan process, ready for one run."""
 
-    def __init__(self, *, probes: bool = False):
+    def __init__(self, *, probes: bool = False, without: tuple[str, ...] = ()):
         self.scratch = tempfile.mkdtemp(prefix="planlang-plan-")
-        config = {"path": [p for p in sys.path if p], "probes": probes}
+        config = {"path": [p for p in sys.path if p], "probes": probes,
+                  "without": list(without) if probes else []}  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             [sys.executable, "-I", "-c", _BOOT, json.dumps(config)],
             stdin=subprocess.PIPE,
@@ -107,11 +108,14 @@ class Child:
 class Pool:
     """``size`` warm children; ``acquire`` hands one out and starts its replacement."""
 
-    def __init__(self, size: int = 2, *, probes: bool = False):
+    def __init__(self, size: int = 2, *, probes: bool = False, without: tuple[str, ...] = ()):
+        """``probes`` and ``without`` are for tests only (planlang.isolation.testing)."""
         if size < 1:
             raise ValueError("A pool needs at least one child.")
         self.size = size
         self.probes = probes
+        self.without = without
+        self.last: Child | None = None  # the child handed out last
         self._ready: deque[Child] = deque()
         self._starting = 0
         self._lock = threading.Lock()
@@ -128,6 +132,7 @@ class Pool:
             if child is None:
                 child = self._start()
             if child.alive():
+                self.last = child
                 return child
             child.discard()  # died while waiting: drop it, take the next
 
@@ -142,7 +147,7 @@ class Pool:
         return list(child.layers)
 
     def _start(self) -> Child:
-        child = Child(probes=self.probes)
+        child = Child(probes=self.probes, without=self.without)
         with self._lock:
             self.started += 1
         return child

@@ -7,6 +7,8 @@ there, for speed); the red-team modules are parametrized over both modes through
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 BOTH_MODES = ("test_redteam", "test_redteam_fresh", "test_redteam_infer")
@@ -20,6 +22,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(autouse=True)
 def isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    mode = getattr(request, "param", "inprocess")
+    mode = getattr(request, "param", None)
+    if mode is None:  # not a red-team module: the suite's default (tests/conftest.py)
+        return os.environ.get("PLANLANG_ISOLATION", "process")
     monkeypatch.setenv("PLANLANG_ISOLATION", mode)
     return str(mode)
