@@ -20,7 +20,7 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from planlang.isolation.codec import CodecError, read_frame, write_frame
 
@@ -44,8 +44,8 @@ class Endpoint:
 
     def __init__(
         self,
-        reader: BinaryIO,
-        writer: BinaryIO,
+        reader: IO[bytes],
+        writer: IO[bytes],
         serve: Serve,
         notice: Notice,
         *,

@@ -56,7 +56,9 @@ class _Peer:
                 "w": lambda p: RemoteWord(self, int(p)),
                 "o": lambda p: HostProxy(
                     RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
-                    frozenset(p[1]), frozenset(p[2]), str(p[3]),
+                    frozenset(p[1]),
+                    frozenset(p[2]),
+                    str(p[3]),
                 ),  # fmt: skip
                 "c": lambda p: self.functions[int(p)],
                 "n": lambda p: RemoteIterator(self, int(p)),
@@ -216,7 +218,7 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         passthrough=(HostStop,),
     )
     deadline = payload.get("deadline")
-    box.deadline = float(deadline) if type(deadline) in (int, float) else None
+    box.deadline = float(deadline) if isinstance(deadline, int | float) else None
     deep = stack_for(limits.steps)
     threading.stack_size(CALLBACK_STACK)
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK

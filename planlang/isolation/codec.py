@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 __all__ = ["CodecError", "Decoder", "Encoder", "read_frame", "write_frame", "MAX_FRAME"]
 
@@ -46,13 +46,13 @@ class CodecError(TypeError):
     """A value that cannot cross, or a frame that is not what the protocol allows."""
 
 
-def write_frame(stream: BinaryIO, message: Any) -> None:
+def write_frame(stream: IO[bytes], message: Any) -> None:
     body = _dumps(message).encode("ascii")
     stream.write(_HEADER.pack(len(body)) + body)
     stream.flush()
 
 
-def read_frame(stream: BinaryIO, limit: int = MAX_FRAME) -> Any:
+def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
     """The next message, or None at the end of the stream."""
     header = stream.read(4)
     if len(header) < 4:

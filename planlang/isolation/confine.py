@@ -196,7 +196,7 @@ def _seccomp() -> Layer:
 
 # -- the audit hook ----------------------------------------------------------------------------
 
-_state = {"strict": False, "scratch": "/nonexistent/"}
+_state: dict[str, Any] = {"strict": False, "scratch": "/nonexistent/"}
 _DENIED_EVENTS = ("subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                   "os.fork", "os.forkpty", "os.kill", "os.killpg", "pty.", "socket.",
                   "ctypes.", "resource.setrlimit", "resource.prlimit", "os.remove",
@@ -260,8 +260,13 @@ def enter(scratch: str, without: tuple[str, ...] = ()) -> list[Layer]:
     passed = sorted(set(os.environ) - _OWN_VARIABLES)
     layers = [
         Layer("process", True, f"a separate process (pid {os.getpid()})"),
-        Layer("environment", not passed, "none of the host's variables" if not passed
-              else f"variables passed in: {', '.join(passed)}"),  # fmt: skip
+        Layer(
+            "environment",
+            not passed,
+            "none of the host's variables"
+            if not passed
+            else f"variables passed in: {', '.join(passed)}",
+        ),  # fmt: skip
     ]
     for name, step in steps.items():
         done = [Layer(name, False, "left out (tests only)")] if name in without else step()
@@ -303,5 +308,8 @@ def limit_resources(
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (OSError, ValueError) as error:
         return Layer("resource limits", False, f"setrlimit failed: {error}")
-    return Layer("resource limits", True, f"CPU {cpu} s, address space {address >> 20} MiB, "
-                 f"{open_files} open files, files up to {file_bytes >> 20} MiB, no core")  # fmt: skip
+    detail = (
+        f"CPU {cpu} s, address space {address >> 20} MiB, {open_files} open files, "
+        f"files up to {file_bytes >> 20} MiB, no core"
+    )
+    return Layer("resource limits", True, detail)

@@ -252,8 +252,10 @@ class _Session:
         try:
             ok, data = answer.result(timeout=limits.seconds + GRACE)
         except FutureTimeout:
-            self._end(PlanLimitError("seconds", f"The plan passed its time limit of "
-                                     f"{limits.seconds:g} s; its process was stopped."))  # fmt: skip
+            message = (
+                f"The plan passed its time limit of {limits.seconds:g} s; its process was stopped."
+            )
+            self._end(PlanLimitError("seconds", message))
             raise self.ended from None  # type: ignore[misc]
         except ChannelClosed:
             self._end(self.child.death())
