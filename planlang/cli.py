@@ -119,3 +119,4 @@ def main(argv: list[str] | None = None) -> int:
 
 # The commands past ``check`` live in their own module; importing it registers them.
 from planlang import cli_run as _cli_run  # noqa: E402,F401
+from planlang.isolation import doctor as _doctor  # noqa: E402,F401

@@ -130,9 +130,9 @@ def _landlock(scratch: str) -> Layer:
     except OSError as error:
         return Layer("landlock", False, f"could not be applied: {error.strerror}")
     network = ", no TCP bind or connect" if net else ""
-    network += ", no signals out" if scoped else ""
+    network += ", no signals or abstract sockets out" if scoped else ""
     return Layer("landlock", True, f"ABI {abi}: writes only in the scratch directory, no exec"
-                                   f"{network}, no tracing outside")  # fmt: skip
+                                   f"{network}")  # fmt: skip
 
 
 # -- seccomp -----------------------------------------------------------------------------------

@@ -143,3 +143,22 @@ def test_no_process_can_be_started(pools, tmp_path: Path, layer: str) -> None:  
         fork = attempt("import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)")
         assert probe(pools, (layer,), HOOK_OFF + fork).startswith("blocked")
     assert os.environ.get("PLANLANG_PROBE") is None
+
+
+def test_planlang_doctor_prints_each_layer_and_the_isolation() -> None:
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("PLANLANG_ISOLATION", None)  # the default, as a user gets it
+    done = subprocess.run(
+        [sys.executable, "-m", "planlang", "doctor", "--json"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["isolation"] == "process"
+    names = {layer["name"] for layer in report["layers"]}
+    assert {"network namespace", "seccomp", "landlock", "audit hook"} <= names
+    missing = [layer for layer in report["layers"] if not layer["active"]]
+    assert done.returncode == (1 if missing else 0), done.stderr
