@@ -9,6 +9,12 @@ very thread that made the callback, as it would in one process (the runtime's wo
 themselves by thread), and nesting cannot deadlock: no thread waits idle while work for it
 queues. A request without a waiting thread goes to a small pool.
 
+There is no reader thread: one of the waiting threads reads the pipe for all (the leader) and
+hands each frame to its thread; when the leader has its own answer it wakes another waiter to
+take over. A plan calling host words one after another thus crosses no thread at all: its
+thread writes the request and reads the answer, and on the host the thread waiting for the
+run reads the request and serves it itself.
+
 Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]`` and
 ``["n", context, op, payload]`` (a notice: no answer, kept in order with its context).
 """
@@ -36,6 +42,7 @@ class ChannelClosed(Exception):
 
 
 _DEAD = ("dead",)
+_LEAD = ("lead",)  # to a waiter: nobody reads the pipe now; read it
 
 
 class Endpoint:
@@ -61,6 +68,9 @@ class Endpoint:
         self._frame_limit = frame_limit
         self.default_context = default_context
         self._waiters: dict[int, queue.SimpleQueue[Any]] = {}
+        self._reading = False  # a waiter is reading the pipe for everyone
+        self._idle: list[queue.SimpleQueue[Any]] = []  # waiters blocked on their inbox
+        self._mutex = threading.Lock()
         self._ids = itertools.count(1)
         self._local = threading.local()
         self._write_lock = threading.Lock()
@@ -96,7 +106,7 @@ class Endpoint:
         try:
             self.send(["q", rid, self.context(), op, payload])
             while True:
-                message = inbox.get()
+                message = self._next(inbox)
                 kind = message[0]
                 if kind == "a":
                     return bool(message[2]), message[3]
@@ -105,23 +115,68 @@ class Endpoint:
                 self._handle(message)
         finally:
             self._waiters.pop(rid, None)
+            self._pass_lead()
 
     # -- receiving -----------------------------------------------------------------------
 
-    def start(self) -> None:
-        threading.Thread(target=self._read_loop, name="planlang-channel", daemon=True).start()
+    def _next(self, inbox: queue.SimpleQueue[Any]) -> Any:
+        """This waiter's next message: read the pipe if nobody else does, else wait. A thread
+        that stops reading to do anything else first wakes an idle waiter to read instead."""
+        while True:
+            try:
+                message = inbox.get_nowait()
+            except queue.Empty:
+                pass
+            else:
+                if message is not _LEAD:
+                    self._pass_lead()
+                    return message
+            with self._mutex:
+                lead = not self._reading and self.closed is None
+                if lead:
+                    self._reading = True
+                else:
+                    self._idle.append(inbox)
+            if not lead:
+                message = inbox.get()
+                with self._mutex:
+                    if inbox in self._idle:
+                        self._idle.remove(inbox)
+                if message is _LEAD:
+                    continue
+                self._pass_lead()
+                return message
+            try:
+                frame = self._read_one()
+            finally:
+                with self._mutex:
+                    self._reading = False
+            if frame is not None:
+                self._route_safely(frame)
 
-    def _read_loop(self) -> None:
-        reason = "the other side closed the pipe"
+    def _read_one(self) -> Any:
         try:
-            while True:
-                message = read_frame(self._reader, self._frame_limit)
-                if message is None:
-                    break
-                self._route(message)
+            frame = read_frame(self._reader, self._frame_limit)
+            if frame is None:
+                self.close("the other side closed the pipe")
+            return frame
         except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
-            reason = f"a frame could not be read: {error}"
-        self.close(reason)
+            self.close(f"a frame could not be read: {error}")
+            return None
+
+    def _pass_lead(self) -> None:
+        """If nobody reads the pipe now, wake an idle waiter to read it."""
+        with self._mutex:
+            if self._reading or not self._idle:
+                return
+            inbox = self._idle.pop()
+        inbox.put(_LEAD)
+
+    def _route_safely(self, message: Any) -> None:
+        try:
+            self._route(message)
+        except (CodecError, IndexError, TypeError, ValueError) as error:
+            self.close(f"a frame was not a message: {error}")
 
     def _route(self, message: Any) -> None:
         if type(message) is not list or not message:

@@ -263,7 +263,6 @@ def main(config: dict[str, Any]) -> None:
     peer.endpoint = Endpoint(reader, writer, peer.serve, lambda op, p: None,
                              frame_limit=2**31, default_context=rid,
                              workers=MAX_CALLBACK_THREADS)  # fmt: skip
-    peer.endpoint.start()
     try:
         ok, answer = _run(peer, message[4], bool(config.get("probes")))
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure

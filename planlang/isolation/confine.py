@@ -98,6 +98,43 @@ _LL_EXECUTE, _LL_WRITE_FILE = 1 << 0, 1 << 1
 _LL_WRITES = sum(1 << n for n in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write, remove, make
 _LL_ABI_EXTRA = {2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # refer, truncate, ioctl on devices
 _LL_SCRATCH = sum(1 << n for n in (1, 4, 5, 7, 8)) | (1 << 14)  # write, remove, mkdir, mkreg, trunc
+_LL_READ_FILE, _LL_READ_DIR = 1 << 2, 1 << 3
+_READABLE_DEVICES = ("/dev/null", "/dev/urandom", "/dev/random", "/proc/self")
+
+
+def _readable() -> list[str]:
+    """What the child may still read: the code it runs (the standard library, and the
+    package of every module it has imported), a few devices, its own /proc. Nothing else,
+    so no file of the host's (a project's .env, a key file) can be read."""
+    import sysconfig
+
+    found = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        top = module.__name__.partition(".")[0]
+        path = os.path.dirname(os.path.abspath(file))
+        depth = module.__name__.count(".") + (os.path.basename(file) == "__init__.py")
+        for _ in range(depth - 1 if depth else 0):
+            path = os.path.dirname(path)
+        package = os.path.join(path, top)
+        found.add(package if os.path.isdir(package) and depth else os.path.abspath(file))
+    found.update(p for p in _READABLE_DEVICES if os.path.exists(p))
+    return sorted(found)
+
+
+def _allow(ruleset: int, path: str, rights: int) -> None:
+    flags = os.O_PATH | (os.O_DIRECTORY if os.path.isdir(path) else 0)
+    fd = os.open(path, flags)
+    try:
+        if not os.path.isdir(path):
+            rights &= ~(_LL_READ_DIR | _LL_SCRATCH)  # a file takes file rights only
+        rule = struct.pack("<Qi", rights, fd)  # landlock_path_beneath_attr, packed
+        buffer = ctypes.create_string_buffer(rule, len(rule))
+        _syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), buffer, ctypes.c_uint32(0))
+    finally:
+        os.close(fd)
 
 
 def _landlock(scratch: str) -> Layer:
@@ -107,7 +144,7 @@ def _landlock(scratch: str) -> Layer:
         abi = _syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # version
     except OSError as error:
         return Layer("landlock", False, f"not available: {error.strerror}")
-    handled = _LL_EXECUTE | _LL_WRITES
+    handled = _LL_EXECUTE | _LL_WRITES | _LL_READ_FILE | _LL_READ_DIR
     for level, right in _LL_ABI_EXTRA.items():
         if abi >= level:
             handled |= right
@@ -118,12 +155,11 @@ def _landlock(scratch: str) -> Layer:
     buffer = ctypes.create_string_buffer(attr[:size], size)
     try:
         ruleset = _syscall(444, buffer, ctypes.c_size_t(size), ctypes.c_uint32(0))
-        scratch_rights = _LL_SCRATCH & handled
-        fd = os.open(scratch, os.O_PATH | os.O_DIRECTORY)
-        rule = struct.pack("<Qi", scratch_rights, fd)  # landlock_path_beneath_attr, packed
-        rule_buffer = ctypes.create_string_buffer(rule, len(rule))
-        _syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), rule_buffer, ctypes.c_uint32(0))
-        os.close(fd)
+        read = _LL_READ_FILE | _LL_READ_DIR
+        _allow(ruleset, scratch, (_LL_SCRATCH | read) & handled)
+        readable = _readable()
+        for path in readable:
+            _allow(ruleset, path, read)
         _prctl(38, ctypes.c_ulong(1))  # PR_SET_NO_NEW_PRIVS
         _syscall(446, ctypes.c_int(ruleset), ctypes.c_uint32(0))  # restrict self
         os.close(ruleset)
@@ -131,8 +167,11 @@ def _landlock(scratch: str) -> Layer:
         return Layer("landlock", False, f"could not be applied: {error.strerror}")
     network = ", no TCP bind or connect" if net else ""
     network += ", no signals or abstract sockets out" if scoped else ""
-    return Layer("landlock", True, f"ABI {abi}: writes only in the scratch directory, no exec"
-                                   f"{network}")  # fmt: skip
+    detail = (
+        f"ABI {abi}: writes only in the scratch directory, reads only of the code it runs "
+        f"({len(readable)} paths), no exec{network}"
+    )
+    return Layer("landlock", True, detail)
 
 
 # -- seccomp -----------------------------------------------------------------------------------

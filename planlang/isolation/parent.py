@@ -247,7 +247,6 @@ class _Session:
             except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
                 answer.set_exception(error)
 
-        self.endpoint.start()
         threading.Thread(target=plan_thread, name="planlang-plan-host", daemon=True).start()
         try:
             ok, data = answer.result(timeout=limits.seconds + GRACE)

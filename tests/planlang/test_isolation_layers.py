@@ -162,3 +162,16 @@ def test_planlang_doctor_prints_each_layer_and_the_isolation() -> None:
     assert {"network namespace", "seccomp", "landlock", "audit hook"} <= names
     missing = [layer for layer in report["layers"] if not layer["active"]]
     assert done.returncode == (1 if missing else 0), done.stderr
+
+
+def test_no_file_of_the_host_is_read(pools, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A project's .env (an API key in a file) is out of reach: only the code the child runs
+    may be read."""
+    secret = tmp_path / ".env"
+    secret.write_text("LLM_API_KEY=sk-test-not-a-real-key\n")
+    read = attempt(f"open({str(secret)!r}).read()")
+    assert probe(pools, ("landlock",), HOOK_OFF + read).startswith("blocked")
+    listing = attempt(f"import os\nos.listdir({str(tmp_path)!r})")
+    assert probe(pools, ("landlock",), HOOK_OFF + listing).startswith("blocked")
+    code = attempt("import json\nresult = json.dumps([1])")  # its own code: still readable
+    assert probe(pools, ("landlock",), HOOK_OFF + code) == "done"
