@@ -24,7 +24,15 @@ from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import confine
 from planlang.isolation.channel import Endpoint
-from planlang.isolation.codec import CodecError, Decoder, Encoder, read_frame, write_frame
+from planlang.isolation.codec import (
+    CodecError,
+    Decoder,
+    Encoder,
+    decode_arguments,
+    encode_arguments,
+    read_frame,
+    write_frame,
+)
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
 from planlang.limits import Limits, Meter
 from planlang.sandbox import Sandbox
@@ -94,11 +102,17 @@ class _Peer:
             frame = frame.f_back
         return None
 
+    def decode(self, data: Any) -> Any:
+        return self.decoder().decode(data)
+
     def ask(self, op: str, payload: Any) -> Any:
         assert self.endpoint is not None
         ok, answer = self.endpoint.request(op, payload)
         if not ok:
             raise raised(answer)
+        kind = type(answer)
+        if kind is str or kind is int or kind is float or kind is bool or answer is None:
+            return answer
         return self.decoder().decode(answer)
 
     # the host calls a plan function back
@@ -108,7 +122,8 @@ class _Peer:
                 raise CodecError(f"Unknown request {op!r}.")
             fid, args, kwargs = payload
             fn = self.functions[int(fid)]
-            result = fn(*self.decoder().decode(args), **self.decoder().decode(kwargs))
+            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            result = fn(*positional, **keywords)
             return True, self.encode(result)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             return False, describe(error, filename=self.filename)
@@ -140,7 +155,8 @@ class RemoteWord:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer = self.peer
-        payload = [self.wid, peer.encode(list(args)), peer.encode(kwargs), peer.caller_line()]
+        positional, keywords = encode_arguments(args, kwargs, peer.encode)
+        payload = [self.wid, positional, keywords, peer.caller_line()]
         return peer.ask("call", payload)
 
 
@@ -247,13 +263,22 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
 
 
 def main(config: dict[str, Any]) -> None:
+    """A child started on its own (``python -c``): the protocol runs on stdin and stdout."""
     # The protocol owns the pipes; stray output must not reach them.
     reader = os.fdopen(os.dup(0), "rb")
     writer = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    layers = confine.enter(os.getcwd(), without=tuple(config.get("without") or ()))
+    serve_one(config, reader, writer, confine.enter(os.getcwd(), config_without(config)))
+
+
+def config_without(config: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(config.get("without") or ()) if config.get("probes") else ()
+
+
+def serve_one(config: dict[str, Any], reader: Any, writer: Any, layers: list[Any]) -> None:
+    """Say ready with the layers, run the one plan the host sends, answer, exit."""
     write_frame(writer, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     message = read_frame(reader)
     if not message or message[0] != "q" or message[3] != "run":

@@ -42,6 +42,29 @@ HASH_BUDGET = 1_000_000  # tuple nodes the host may walk hashing one frame's key
 MAX_COLLISIONS = 32  # keys of one set or dict that may share a hash
 
 
+EMPTY_KWARGS: dict[str, list[Any]] = {"d": []}
+_FLAT = (str, float, bool, type(None))
+
+
+def encode_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], encode: Callable[[Any], Any]
+                     ) -> tuple[Any, Any]:  # fmt: skip
+    """A call's arguments, with the common cases (none, or plain scalars) on a fast path."""
+    if all(type(a) in _FLAT or (type(a) is int and -_BIG < a < _BIG) for a in args):
+        positional: Any = list(args)
+    else:
+        positional = encode(list(args))
+    return positional, (encode(kwargs) if kwargs else EMPTY_KWARGS)
+
+
+def decode_arguments(args: Any, kwargs: Any, decode: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """The other side of ``encode_arguments``."""
+    if type(args) is list and all(type(a) in _FLAT or type(a) is int for a in args):
+        positional = args
+    else:
+        positional = decode(args)
+    return positional, ({} if kwargs == EMPTY_KWARGS else decode(kwargs))
+
+
 class CodecError(TypeError):
     """A value that cannot cross, or a frame that is not what the protocol allows."""
 

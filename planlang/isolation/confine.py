@@ -272,7 +272,9 @@ def _check_open(args: tuple[Any, ...]) -> None:
 
 def _audit_hook(scratch: str) -> Layer:
     _state["scratch"] = os.path.join(os.path.abspath(scratch), "")
-    sys.addaudithook(_audit)
+    if not _state.get("installed"):  # a fork of the fork server has it already
+        sys.addaudithook(_audit)
+        _state["installed"] = True
     return Layer("audit hook", True, "denies writes outside scratch, /proc, spawning, sockets, "
                                      "ctypes and limit changes once the plan runs")  # fmt: skip
 
@@ -285,12 +287,15 @@ def strict() -> None:
 # -- entering ----------------------------------------------------------------------------------
 
 
-def enter(scratch: str, without: tuple[str, ...] = ()) -> list[Layer]:
+def enter(
+    scratch: str, without: tuple[str, ...] = (), namespaces: list[Layer] | None = None
+) -> list[Layer]:
     """Confine this (still single-threaded) process; what each layer did. ``without`` leaves
-    layers out, for the tests that show each layer holding on its own."""
+    layers out, for the tests that show each layer holding on its own; ``namespaces`` are
+    those a fork server entered already (a fork inherits them)."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past RLIMIT_FSIZE fails, not kills
     steps: dict[str, Any] = {
-        "network namespace": _namespaces,
+        "network namespace": (lambda: namespaces) if namespaces is not None else _namespaces,
         "landlock": lambda: _landlock(scratch),
         "seccomp": _seccomp,
         "audit hook": lambda: _audit_hook(scratch),

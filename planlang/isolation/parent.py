@@ -26,7 +26,15 @@ from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.isolation import _calling
 from planlang.isolation.channel import ChannelClosed, Endpoint
-from planlang.isolation.codec import MAX_FRAME, CodecError, Decoder, Encoder, adapt_plain
+from planlang.isolation.codec import (
+    MAX_FRAME,
+    CodecError,
+    Decoder,
+    Encoder,
+    adapt_plain,
+    decode_arguments,
+    encode_arguments,
+)
 from planlang.isolation.pool import Child, default_pool
 from planlang.isolation.wire import describe, plan_error_from, raised
 from planlang.limits import Meter
@@ -56,7 +64,7 @@ class Callback:
         session = self.session
         if session.ended is not None:
             raise session.ended
-        payload = [self.cid, session.encode(list(args)), session.encode(kwargs)]
+        payload = [self.cid, *encode_arguments(args, kwargs, session.encode)]
         try:
             ok, answer = session.endpoint.request("callback", payload)
         except ChannelClosed:
@@ -183,7 +191,8 @@ class _Session:
             previous = getattr(calling, "line", None)
             calling.line = line if type(line) is int else None
             try:
-                result = fn(*self.decode(args), **self.decode(kwargs))
+                positional, keywords = decode_arguments(args, kwargs, self.decode)
+                result = fn(*positional, **keywords)
             finally:
                 calling.line = previous
         elif op == "method" or op == "attr":
@@ -207,7 +216,10 @@ class _Session:
             return self.encode(["item", item], "A host iterator")
         else:
             raise CodecError(f"Unknown request {op!r}.")
-        if type(result) is not dict and hasattr(result, "__next__"):
+        kind = type(result)
+        if kind is str or kind is float or kind is bool or result is None:
+            return result
+        if kind is not dict and hasattr(result, "__next__"):
             return {"n": self._new_id(self.iterators, result)}
         return self.encode(result, where)
 

@@ -1,20 +1,18 @@
-"""Warm plan processes: started and confined ahead, each used for one plan run, then gone.
+"""Warm plan processes: forked and confined ahead, each used for one plan run, then gone.
 
-Starting an interpreter and importing the sandbox takes a fraction of a second; a plan should
-not wait for it. The pool keeps ``size`` children started, imported and confined (each in its
-own scratch directory, with an empty environment), hands one to each run, and starts a
-replacement at once. A child is never reused: no state of one plan can reach the next. A
-child that died while it waited (killed from outside) is dropped and replaced.
+The pool keeps ``size`` children ready (forked from its fork server, ``zygote.py``, each
+confined in its own scratch directory, with an empty environment), hands one to each run, and
+forks a replacement at once. A child is never reused: no state of one plan can reach the next.
+A child that died while it waited (killed from outside) is dropped and replaced, and so is the
+fork server if it dies.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
+import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 from collections import deque
@@ -22,15 +20,10 @@ from typing import Any
 
 from planlang.errors import PlanLimitError
 from planlang.isolation.codec import read_frame
+from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool"]
 
-_BOOT = (
-    "import sys, json; config = json.loads(sys.argv[1]); sys.path[:0] = config['path']; "
-    "from planlang.isolation.child import main; main(config)"
-)
-# Not a secret, and it keeps glibc from reserving an arena per thread inside RLIMIT_AS.
-_CHILD_ENV = {"MALLOC_ARENA_MAX": "2"}
 _SIGNAL_KINDS = {
     signal.SIGSEGV: "crash", signal.SIGBUS: "crash", signal.SIGABRT: "crash",
     signal.SIGILL: "crash", signal.SIGFPE: "crash", signal.SIGSYS: "crash",
@@ -39,28 +32,18 @@ _SIGNAL_KINDS = {
 
 
 class Child:
-    """One started, confined plan process, ready for one run."""
+    """One confined plan process, forked by the pool's fork server, ready for one run."""
 
-    def __init__(self, *, probes: bool = False, without: tuple[str, ...] = ()):
+    def __init__(self, zygote: Zygote):
+        self.zygote = zygote
         self.scratch = tempfile.mkdtemp(prefix="planlang-plan-")
-        config = {"path": [p for p in sys.path if p], "probes": probes,
-                  "without": list(without) if probes else []}  # fmt: skip
-        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-I", "-c", _BOOT, json.dumps(config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self.scratch,
-            env=dict(_CHILD_ENV),
-            close_fds=True,
-            start_new_session=True,  # Ctrl-C in a terminal is the host's to handle
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.writer = self.process.stdin
-        self.reader = self.process.stdout
         self.discarded = False
         self.layers: list[list[Any]] = []
-        self.pid = self.process.pid
+        try:
+            self.pid, self.reader, self.writer = zygote.fork(self.scratch)
+        except BaseException:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
         ready = read_frame(self.reader)
         if not ready or ready[0] != "ready":
             self.discard()
@@ -68,19 +51,18 @@ class Child:
         self.layers = ready[1]
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return not self.discarded and self.zygote.exit_code(self.pid) is None
 
     def discard(self) -> None:
         """Kill the process (if it still runs) and remove its scratch directory."""
         if self.discarded:
             return
         self.discarded = True
-        if self.process.poll() is None:
-            self.process.kill()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        if self.zygote.exit_code(self.pid) is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         for stream in (self.writer, self.reader):
             try:
                 stream.close()
@@ -90,9 +72,8 @@ class Child:
 
     def death(self) -> PlanLimitError:
         """Why the process ended, as the plan's limit error."""
-        try:
-            code = self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        code = self.zygote.exit_code(self.pid, timeout=5)
+        if code is None:
             return PlanLimitError("crash", "The plan's process stopped answering.")
         if code < 0:
             sig = signal.Signals(-code)
@@ -116,6 +97,8 @@ class Pool:
         self.probes = probes
         self.without = without
         self.last: Child | None = None  # the child handed out last
+        self._zygote: Zygote | None = None
+        self._zygote_lock = threading.Lock()
         self._ready: deque[Child] = deque()
         self._starting = 0
         self._lock = threading.Lock()
@@ -146,8 +129,16 @@ class Pool:
             self._ready.append(child)
         return list(child.layers)
 
+    def _zygote_now(self) -> Zygote:
+        with self._zygote_lock:
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
+                self._zygote = Zygote(probes=self.probes, without=self.without)
+            return self._zygote
+
     def _start(self) -> Child:
-        child = Child(probes=self.probes, without=self.without)
+        child = Child(self._zygote_now())
         with self._lock:
             self.started += 1
         return child
@@ -189,6 +180,10 @@ class Pool:
             self._ready.clear()
         for child in children:
             child.discard()
+        with self._zygote_lock:
+            if self._zygote is not None:
+                self._zygote.close()
+                self._zygote = None
 
 
 _default: Pool | None = None

@@ -121,7 +121,7 @@ def test_the_hosts_api_key_never_reaches_the_child(pools, monkeypatch) -> None: 
     try:
         seen = probe(pools, KERNEL, HOOK_OFF + "import os\nresult = sorted(os.environ)\n")
         assert "LLM_API_KEY" not in seen
-        parent = attempt("import os\nopen(f'/proc/{os.getppid()}/environ', 'rb').read()")
+        parent = attempt(f"open('/proc/{os.getpid()}/environ', 'rb').read()")  # the host's
         # the user namespace (entered with the network one) holds no right over the host
         assert probe(pools, ("network namespace",), HOOK_OFF + parent, also="user namespace"
                      ).startswith("blocked")  # fmt: skip

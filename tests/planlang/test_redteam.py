@@ -420,7 +420,7 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
     (RESOURCES, "generator-chain-bomb",
      "x = sum(1 for i in range(90000) for j in range(90000))\n", Limit("steps")),
     (RESOURCES, "memory-hog-appending-big-lists",
-     "big = []\nwhile True:\n    big.append([0] * 99000)\n", Limit("memory")),
+     "big = []\nwhile True:\n    big.append([0] * 99000)\n", Limit("memory", slow="seconds")),
     (RESOURCES, "iter-callable-sentinel", "it = iter(lambda: 1, 2)\nx = list(it)\n",
      Fails("TypeError")),
     (RESOURCES, "sum-of-lists-bomb", "a = [0] * 90000\nx = sum([a] * 90000, [])\n", Limit("size")),
