@@ -164,6 +164,30 @@ def throughput(seconds: float) -> list[str]:
             f"| ≥ 100/s | {met} | {note} |"]  # fmt: skip
 
 
+def pricing(repeats: int) -> list[str]:
+    """``price`` of bench_price.py's plan (1,000 worker calls), 5 rehearsals, both modes."""
+    import bench_price
+
+    from planlang.price import price
+
+    out = []
+    for mode in ("inprocess", "process"):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            report = price(bench_price.PLAN, settings=bench_price.SETTINGS, seeds=5,
+                           isolation=mode)  # fmt: skip
+            times.append(time.perf_counter() - start)
+            assert report.ok, report.problems
+        median = statistics.median(times)
+        goal, met = (
+            ("≤ 2 s", "yes" if median <= 2 else "**no**") if mode == "process" else ("-", "-")
+        )
+        out.append(f"| price: 1,000 worker calls, 5 rehearsals | planlang {mode} | "
+                   f"{median * 1e6:,.0f} | - | {goal} | {met} | median of {repeats} |")  # fmt: skip
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -191,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             lines += rows_for(label, source, goal, rounds, target, stack)
     lines += one_line(15 if args.quick else 41)
     lines += throughput(3.0 if args.quick else 10.0)
+    lines += pricing(1 if args.quick else 3)
     lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}.")
     section = "\n".join(lines)
     print(section)
