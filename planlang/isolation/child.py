@@ -20,6 +20,8 @@ import threading
 import types
 from typing import Any
 
+from planlang import sandbox as sandbox_module
+from planlang import stack as stack_module
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import confine
@@ -223,6 +225,10 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         raise CodecError("The host sent no code.")
     checked = CheckResult(payload["filename"], payload["sha256"], (), code, frozenset())
     peer.filename = checked.filename
+    names, deep = payload.get("names"), payload.get("deep")
+    if isinstance(names, list) and isinstance(deep, bool):  # the host's caches, not recomputed
+        sandbox_module._used[code] = frozenset(map(str, names))
+        stack_module._decisions[code] = deep
     host = {str(name): peer.decoder().decode(value) for name, value in payload["host"].items()}
     endpoint = peer.endpoint
     assert endpoint is not None

@@ -15,9 +15,10 @@ from __future__ import annotations
 import base64
 import dataclasses
 import marshal
+import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from planlang.isolation.pool import Child, default_pool
 from planlang.isolation.wire import describe, plan_error_from, raised
 from planlang.limits import Meter
 from planlang.sandbox import used_names
+from planlang.stack import needs_deep_stack
 from planlang.values import HostObject, HostProxy, HostWord
 
 if TYPE_CHECKING:
@@ -240,6 +242,8 @@ class _Session:
 
     def run(self, checked: CheckResult) -> Any:
         limits = self.box.limits
+        code = checked.code
+        assert code is not None  # a checked plan that passed
         payload = {
             "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
             "filename": checked.filename,
@@ -247,19 +251,20 @@ class _Session:
             "limits": dataclasses.asdict(limits),
             "host": self.host_values(checked.code),
             "deadline": self.meter.deadline,
+            # what the host worked out about this code already (cached here, not there)
+            "names": sorted(used_names(code)),
+            "deep": needs_deep_stack(code),
         }
         payload.update(getattr(self.box, "_probe", None) or {})
-        answer: Future[tuple[bool, Any]] = Future()
 
-        def plan_thread() -> None:  # the host side of the plan's own thread
-            local = _sandbox._running
-            local.meter = self.meter
+        def plan_thread() -> tuple[bool, Any]:  # the host side of the plan's own thread
+            _sandbox._running.meter = self.meter
             try:
-                answer.set_result(self.endpoint.request("run", payload))
-            except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
-                answer.set_exception(error)
+                return self.endpoint.request("run", payload)
+            finally:
+                _sandbox._running.meter = None
 
-        threading.Thread(target=plan_thread, name="planlang-plan-host", daemon=True).start()
+        answer = _PLAN_THREADS.submit(plan_thread)
         try:
             ok, data = answer.result(timeout=limits.seconds + GRACE)
         except FutureTimeout:
@@ -291,8 +296,32 @@ class _Session:
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
         self.meter.close(error)
-        self.child.discard()
         self.endpoint.close(error.message)
+        if error.kind == "finished":  # the usual end: clean up off the plan's critical path
+            _discard_later(self.child)
+        else:
+            self.child.discard()
+
+
+# The host side of each plan's thread: it serves the plan's host calls, so a host word that
+# blocks holds one of these, never the caller of ``run`` (which keeps the wall clock).
+_PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
+_to_discard: queue.SimpleQueue[Child] = queue.SimpleQueue()
+_discarder: list[threading.Thread] = []
+
+
+def _discard_later(child: Child) -> None:
+    """Kill and clean up a finished child on one background thread."""
+    if not _discarder:
+        thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
+        _discarder.append(thread)
+        thread.start()
+    _to_discard.put(child)
+
+
+def _discard_loop() -> None:
+    while True:
+        _to_discard.get().discard()
 
 
 def run_isolated(box: Sandbox, checked: CheckResult) -> Any:

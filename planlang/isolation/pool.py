@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import queue
 import shutil
 import signal
 import tempfile
@@ -98,6 +99,8 @@ class Pool:
         self.without = without
         self.last: Child | None = None  # the child handed out last
         self._zygote: Zygote | None = None
+        self._filler: threading.Thread | None = None
+        self._wanted: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._zygote_lock = threading.Lock()
         self._ready: deque[Child] = deque()
         self._starting = 0
@@ -149,8 +152,17 @@ class Pool:
             if self.closed or missing <= 0:
                 return
             self._starting += missing
+            if self._filler is None:  # one thread forks for the pool, woken per run
+                self._filler = threading.Thread(target=self._fill, name="planlang-pool",
+                                                daemon=True)  # fmt: skip
+                self._filler.start()
         for _ in range(missing):
-            threading.Thread(target=self._start_one, name="planlang-pool", daemon=True).start()
+            self._wanted.put(None)
+
+    def _fill(self) -> None:
+        while not self.closed:
+            self._wanted.get()
+            self._start_one()
 
     def _start_one(self) -> None:
         try:
@@ -174,6 +186,7 @@ class Pool:
                 self._changed.wait(timeout=30)
 
     def close(self) -> None:
+        self._wanted.put(None)  # wakes the filler, which sees the pool closed
         with self._lock:
             self.closed = True
             children = list(self._ready)

@@ -38,6 +38,7 @@ def serve(config: dict[str, Any]) -> None:
     """The server's main loop (in its own process)."""
     from planlang.isolation import child, confine  # imported once, inherited by every fork
 
+    _warm_up()
     control = socket.socket(fileno=int(config["control"]))
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -74,6 +75,32 @@ def serve(config: dict[str, Any]) -> None:
             for fd in fds:
                 os.close(fd)
             control.sendall(json.dumps({"pid": pid}).encode())
+
+
+def _warm_up() -> None:
+    """Run a small plan here once, so every fork starts with the sandbox's caches filled and
+    its lazy imports done (the plans themselves never run in this process)."""
+    from planlang import stack
+    from planlang.check import check
+    from planlang.limits import Limits
+    from planlang.sandbox import Sandbox
+
+    source = (
+        "def f(x):\n    return {'n': x, 'text': f'{x}'}\n"
+        "rows = [f(i) for i in range(50)]\nr = word('a', b=1)\nprint(len(rows))\n"
+        "result = sorted(rows, key=lambda row: -row['n'])[:3]\n"
+    )
+    box = Sandbox(host={"word": lambda a, b=0: {"a": a, "b": b}}, limits=Limits(seconds=30),
+                  log=lambda line: None, isolation="inprocess")  # fmt: skip
+    checked = check(source, "warm-up.py")
+    assert checked.code is not None
+    stack._decisions[checked.code] = False  # inline: the server must stay single-threaded
+    box.run(checked)
+    assert threading.active_count() == 1, "the fork server must not start threads"
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the collector leaves what the forks share alone: fewer copied pages
 
 
 def _child(config: dict[str, Any], scratch: str, fds: list[int], namespaces: Any,
