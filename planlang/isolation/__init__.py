@@ -1,38 +1,29 @@
-"""Isolated plans: each run in its own confined process (docs/SECURITY.md, "Layers").
+"""Isolated plans: each run in its own confined process (docs/SECURITY.md, layers 3 and 4).
 
-``Sandbox(isolation="process")`` (the default) runs the checked plan in a warm child process
-from a pool, with hard resource limits and the operating system's confinement, while host
-words keep running in the host. ``layers()`` says which layers this machine gives a child.
+``Sandbox(isolation="process")`` (the default) runs the checked plan in a child process forked
+from a warm server, with hard resource limits and the operating system's confinement, while
+host words keep running in the host. ``layers()`` says which layers this machine gives a child.
+
+    mode     which isolation a run gets (``resolve_mode``), and ``calling_line``
+    codec    plain data as length-prefixed JSON; bounded decoding in the host
+    channel  requests both ways over one pipe pair, many in flight, each on its thread
+    wire     errors as plain data
+    child    the plan's process: one run in the in-process sandbox
+    zygote   the fork server every child is forked from
+    pool     warm children, one run each
+    parent   the host side: host words served, callbacks, the wall-clock kill
+    confine  namespaces, landlock, seccomp, the audit hook, resource limits
+    doctor   ``planlang doctor``
+    testing  tests only: raw Python in a confined child
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Any
 
+from planlang.isolation.mode import MODES, calling_line, resolve_mode
+
 __all__ = ["MODES", "calling_line", "default_mode", "layers", "resolve_mode"]
-
-MODES = ("process", "inprocess")
-ENV = "PLANLANG_ISOLATION"
-
-
-def resolve_mode(mode: str | None) -> str:
-    """The isolation a run gets: the one asked for, else ``PLANLANG_ISOLATION``, else
-    process (model-written code is treated as written by an adversary)."""
-    chosen = mode if mode is not None else os.environ.get(ENV) or "process"
-    if chosen not in MODES:
-        raise ValueError(f"isolation={chosen!r} must be one of {', '.join(MODES)}.")
-    return chosen
-
-
-_calling = threading.local()
-
-
-def calling_line() -> int | None:
-    """In a host word called from a plan's process: the plan line that called it (the plan's
-    frames are in that process, so a host word cannot find them on its own stack)."""
-    return getattr(_calling, "line", None)
 
 
 def default_mode() -> str:

@@ -1,13 +1,13 @@
 """The plan's process: confined at start, then one plan run, then gone.
 
-Started by the pool (``planlang.isolation.pool``) with an empty environment in a fresh scratch
-directory, it imports the sandbox, confines itself (``confine.enter``) and says it is ready,
-with the layers it has. Then it waits for one ``run``: the checked plan's code (the host
-checked it; the code comes marshalled from the host, which this process trusts), the limits
-and the host's values, in which each host word, host object and host iterator is a handle. It
-runs the plan in the in-process ``Sandbox``, whose meter gives the precise step, size, depth
-and time errors, and each host call crosses back to the host as a request. It answers with the
-result or the plan error, and exits.
+Forked by the fork server (``planlang.isolation.zygote``), which started with an empty
+environment and imported the sandbox, it confines itself in a fresh scratch directory
+(``confine.enter``) and says it is ready, with the layers it has. Then it waits for one
+``run``: the checked plan's code (the host checked it; the code comes marshalled from the
+host, which this process trusts), the limits and the host's values, in which each host word,
+host object and host iterator is a handle. It runs the plan in the in-process ``Sandbox``,
+whose meter gives the precise step, size, depth and time errors, and each host call crosses
+back to the host as a request. It answers with the result or the plan error, and exits.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ import threading
 import types
 from typing import Any
 
-from planlang import sandbox as sandbox_module
-from planlang import stack as stack_module
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import confine
@@ -36,12 +34,14 @@ from planlang.isolation.codec import (
     write_frame,
 )
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
-from planlang.limits import Limits, Meter
-from planlang.sandbox import Sandbox
-from planlang.stack import stack_for
-from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+from planlang.sandbox import deep_stack as stack_module
+from planlang.sandbox import inprocess as sandbox_module
+from planlang.sandbox.deep_stack import stack_for
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
-__all__ = ["main", "CALLBACK_STACK", "MAX_CALLBACK_THREADS"]
+__all__ = ["CALLBACK_STACK", "MAX_CALLBACK_THREADS", "config_without", "serve_one"]
 
 # Threads that run plan functions the host calls back: a stack deep enough for a tuple nested
 # hundreds of thousands of levels and hashed (planlang.stack), reserved inside RLIMIT_AS.
@@ -266,17 +266,6 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         return False, plan_error(PlanLimitError("depth", "The plan's result nests too deeply."))
     except CodecError as error:
         return False, ["runtime", "TypeError", str(error), None, None]
-
-
-def main(config: dict[str, Any]) -> None:
-    """A child started on its own (``python -c``): the protocol runs on stdin and stdout."""
-    # The protocol owns the pipes; stray output must not reach them.
-    reader = os.fdopen(os.dup(0), "rb")
-    writer = os.fdopen(os.dup(1), "wb")
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
-    serve_one(config, reader, writer, confine.enter(os.getcwd(), config_without(config)))
 
 
 def config_without(config: dict[str, Any]) -> tuple[str, ...]:

@@ -13,17 +13,16 @@ import sys
 
 import click
 
-from planlang.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, cli
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from planlang.isolation import layers, resolve_mode
 from planlang.project import ProjectError, load_project
 
-__all__ = ["doctor_command"]
+__all__ = ["doctor"]
 
 
-@cli.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print the layers as JSON.")
-def doctor_command(as_json: bool) -> None:
-    """Report the confinement layers a plan's process gets here."""
+def doctor(as_json: bool) -> None:
+    """Report the confinement layers a plan's process gets here (the ``planlang doctor``
+    command's body)."""
     try:
         mode = resolve_mode(load_project().settings.isolation)
     except (ProjectError, ValueError) as error:

@@ -22,10 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from planlang import sandbox as _sandbox
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
-from planlang.isolation import _calling
 from planlang.isolation.channel import ChannelClosed, Endpoint
 from planlang.isolation.codec import (
     MAX_FRAME,
@@ -36,15 +34,17 @@ from planlang.isolation.codec import (
     decode_arguments,
     encode_arguments,
 )
+from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool
 from planlang.isolation.wire import describe, plan_error_from, raised
-from planlang.limits import Meter
-from planlang.sandbox import used_names
-from planlang.stack import needs_deep_stack
-from planlang.values import HostObject, HostProxy, HostWord
+from planlang.sandbox import inprocess as _sandbox
+from planlang.sandbox.deep_stack import needs_deep_stack
+from planlang.sandbox.inprocess import register_isolated_runner, used_names
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
 if TYPE_CHECKING:
-    from planlang.sandbox import Sandbox
+    from planlang.sandbox.inprocess import Sandbox
 
 __all__ = ["Callback", "GRACE", "run_isolated"]
 
@@ -327,9 +327,9 @@ def _discard_loop() -> None:
 def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
     """Run ``checked`` for ``box`` in a child process; the same results and errors."""
     pool = getattr(box, "_pool", None) or default_pool()
+    child = pool.acquire()  # a cold pool starts its fork server: not the plan's time
     meter = Meter(box.limits)
     box.last_meter = meter
-    child = pool.acquire()
     session = _Session(box, child, meter)
     try:
         return session.run(checked)
@@ -337,3 +337,6 @@ def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
         raise
     except box.passthrough:
         raise
+
+
+register_isolated_runner(run_isolated)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from planlang.isolation.pool import Pool
-from planlang.limits import Limits
-from planlang.sandbox import Sandbox
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
 
 __all__ = ["run_probe"]
 

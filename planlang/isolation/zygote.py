@@ -80,10 +80,10 @@ def serve(config: dict[str, Any]) -> None:
 def _warm_up() -> None:
     """Run a small plan here once, so every fork starts with the sandbox's caches filled and
     its lazy imports done (the plans themselves never run in this process)."""
-    from planlang import stack
     from planlang.check import check
-    from planlang.limits import Limits
-    from planlang.sandbox import Sandbox
+    from planlang.sandbox import deep_stack as stack
+    from planlang.sandbox.inprocess import Sandbox
+    from planlang.sandbox.limits import Limits
 
     source = (
         "def f(x):\n    return {'n': x, 'text': f'{x}'}\n"
@@ -96,6 +96,12 @@ def _warm_up() -> None:
     assert checked.code is not None
     stack._decisions[checked.code] = False  # inline: the server must stay single-threaded
     box.run(checked)
+    # What the sandbox imports only when it first needs it: a fork may read no code later
+    # (landlock lets it read only what was loaded before it was confined).
+    import resource  # noqa: F401 - the meter's fallback
+
+    import runtime.stacks  # noqa: F401 - the deep stack's lock
+
     assert threading.active_count() == 1, "the fork server must not start threads"
     import gc
 

@@ -70,9 +70,9 @@ def test_predicted_credits_equal_a_scripted_real_run_exactly():
 
 
 def _words(run):
-    from planlang.binding import run_words
+    from planlang.binding import run_host_words
 
-    words, _ = run_words(run)
+    words, _ = run_host_words(run)
     return words
 
 
@@ -216,7 +216,7 @@ def test_stand_in_answers_are_valid_for_generated_schemas():
 
 
 def test_a_deep_tuple_hashed_in_a_parallel_thunk_does_not_crash_a_rehearsal():
-    """The run's worker threads get a stack that fits the step limit (planlang.stack)."""
+    """The run's worker threads get a stack that fits the step limit (sandbox.deep_stack)."""
     import subprocess
     import sys
 
