@@ -157,7 +157,7 @@ def _landlock(scratch: str) -> Layer:
         ruleset = _syscall(444, buffer, ctypes.c_size_t(size), ctypes.c_uint32(0))
         read = _LL_READ_FILE | _LL_READ_DIR
         _allow(ruleset, scratch, (_LL_SCRATCH | read) & handled)
-        readable = _readable()
+        readable = _state.get("readable") or _readable()
         for path in readable:
             _allow(ruleset, path, read)
         _prctl(38, ctypes.c_ulong(1))  # PR_SET_NO_NEW_PRIVS
