@@ -136,6 +136,21 @@ def show_command(run_id: str, config: str | None) -> None:
     commands.show_command(run_id, config)
 
 
+@cli.group("ledger")
+def ledger_group() -> None:
+    """Work with answer ledgers (SQLite files or postgresql:// servers)."""
+
+
+@ledger_group.command("copy")
+@click.argument("source")
+@click.argument("destination")
+def ledger_copy_command(source: str, destination: str) -> None:
+    """Copy every answer from SOURCE to DESTINATION (file paths or postgresql:// addresses)."""
+    from planlang import cli_ledger
+
+    cli_ledger.copy_command(source, destination)
+
+
 @cli.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the layers as JSON.")
 def doctor_command(as_json: bool) -> None:
