@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from planlang.isolation.mode import calling_line
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 from runtime import Run, RunError
@@ -37,7 +38,7 @@ class WorkerOrigins:
             if frame.f_code.co_filename == self.filename:
                 return frame.f_lineno
             frame = frame.f_back  # type: ignore[assignment]
-        return None
+        return calling_line()  # the plan runs in another process: the line it sent
 
     def label_for(self, label: str | None) -> str:
         line = self.caller_line()
@@ -98,6 +99,7 @@ def plan_sandbox(
     host: HostProvider | Mapping[str, Any] | None,
     inputs: Any,
     limits: Limits | None,
+    isolation: str | None = None,
 ) -> Sandbox:
     """The one sandbox set-up of a plan on a run, for a rehearsal and a real run alike: the
     run's words, the embedder's host words for this run, the inputs, and the run's log."""
@@ -107,4 +109,5 @@ def plan_sandbox(
         limits=limits,
         log=run.log,
         passthrough=(RunError,),
+        isolation=isolation,
     )

@@ -165,6 +165,15 @@ def mcp_serve_command(config: str | None) -> None:
     serve_command(config)
 
 
+@cli.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the layers as JSON.")
+def doctor_command(as_json: bool) -> None:
+    """Report the confinement layers a plan's process gets on this machine."""
+    from planlang.isolation import doctor
+
+    doctor.doctor(as_json)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
     try:

@@ -157,7 +157,8 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
     plan.verify()
     gate = plan.gate
     words, _origins = run_host_words(run, plan.filename)
-    box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS)
+    box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS,
+                       isolation=gate.isolation)  # fmt: skip
     return box.run(plan.check_result)
 
 
@@ -190,6 +191,7 @@ class Gate:
         inputs: Any = None,
         seeds: int = 5,
         latency: float = 2.0,
+        isolation: str | None = None,
     ):
         self.policy = policy if isinstance(policy, Policy) else Policy(**(policy or {}))
         self.settings = settings
@@ -197,6 +199,8 @@ class Gate:
         self.inputs = inputs
         self.seeds = seeds
         self.latency = latency
+        # process isolation unless the embedder (or [planlang] isolation) says "inprocess"
+        self.isolation = isolation or getattr(settings, "isolation", None)
         self._key = secrets.token_bytes(32)  # seals are good only in this process
         # Stored decisions are sealed with a key from a file outside the store (gate_seal):
         # a store only this process sees (":memory:") needs none.
@@ -223,7 +227,8 @@ class Gate:
         if not checked.ok:
             raise PlanRefused(checked.problems, filename=filename)
         report = price(checked, seeds=self.seeds, settings=self.settings, host=self.host,
-                       inputs=self.inputs, latency=self.latency)  # fmt: skip
+                       inputs=self.inputs, latency=self.latency,
+                       isolation=self.isolation)  # fmt: skip
         reasons = self.policy.reasons_to_hold(report)
         status = "held" if reasons else "approved"
         plan_id = self._store(checked, source, report, status, reasons)

@@ -110,11 +110,14 @@ def price(
     limits: Limits | None = None,
     latency: float = 2.0,
     filename: str = "plan.py",
+    isolation: str | None = None,
 ) -> PriceReport:
     """Check ``source``, rehearse it once per seed, and report its price.
 
     Raises ``PlanRefused`` when the check says no; everything met while rehearsing is in the
-    report's ``problems``, with the plan's line.
+    report's ``problems``, with the plan's line. Rehearsals run the plan before any approval,
+    so they run under process isolation unless ``isolation`` (or ``settings.isolation``) says
+    ``"inprocess"``.
     """
     from planlang.rehearse import rehearse
     from runtime import Settings
@@ -135,6 +138,7 @@ def price(
             inputs=inputs,
             limits=limits,
             latency=latency,
+            isolation=isolation,
         )  # fmt: skip
         for s in seed_list
     ]

@@ -126,6 +126,7 @@ def rehearse(
     inputs: Any = None,
     limits: Limits | None = None,
     latency: float = 2.0,
+    isolation: str | None = None,
 ) -> Rehearsal:
     """Run the checked plan once against the stand-in seeded with ``seed``."""
     clock = VirtualClock(latency, settings.concurrency)
@@ -139,7 +140,8 @@ def rehearse(
     words["stream"] = lambda thunks, then=None: clock.stream(
         lambda timed: streamed(timed, then), thunks, run.in_worker()
     )
-    box = plan_sandbox(run, words, host=host, inputs=inputs, limits=limits)
+    box = plan_sandbox(run, words, host=host, inputs=inputs, limits=limits,
+                       isolation=isolation or settings.isolation)  # fmt: skip
     problems: list[tuple[str, str, int | None]] = []
     result = None
 

@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # recursively (CPython hashes nested tuples that way) needs room: planlang sets this.
     thread_stack_mb: int | None = Field(default=None, ge=1, le=4096)
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    # How planlang runs model-written plans: "process" (each in a confined child process, the
+    # default when unset) or "inprocess" (only for plans the embedder trusts).
+    isolation: Literal["process", "inprocess"] | None = None
 
     @field_validator("base_url")
     @classmethod

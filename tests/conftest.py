@@ -1,4 +1,4 @@
-"""Shared test setup: hypothesis profiles.
+"""Shared test setup: hypothesis profiles, and the default isolation of the suite.
 
 CI (``CI=true``) runs hypothesis derandomized, so a red build is reproducible, with enough
 examples per property to find something. Locally the default profile keeps randomness.
@@ -18,6 +18,10 @@ if "PLANLANG_GATE_KEY" not in os.environ:
     _key_folder = tempfile.mkdtemp(prefix="planlang-key-")
     atexit.register(shutil.rmtree, _key_folder, True)
     os.environ["PLANLANG_GATE_KEY"] = os.path.join(_key_folder, "gate.key")
+
+# The suite tests the in-process sandbox unless a test asks for process isolation (the red-team
+# suites run under both: tests/planlang/conftest.py); a plan process costs milliseconds.
+os.environ.setdefault("PLANLANG_ISOLATION", "inprocess")
 
 settings.register_profile(
     "ci",

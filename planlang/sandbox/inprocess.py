@@ -10,6 +10,7 @@ else leaves ``run``: not ``SystemExit``, not a host word's internals.
 from __future__ import annotations
 
 import builtins
+import importlib
 import operator
 import reprlib
 import threading
@@ -22,6 +23,7 @@ from typing import Any, cast
 from planlang import language as L
 from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
+from planlang.isolation.mode import resolve_mode
 from planlang.sandbox.deep_stack import needs_deep_stack, run_on_deep_stack, stack_for
 from planlang.sandbox.guards import Guards
 from planlang.sandbox.host_words import wrap_host_word
@@ -30,7 +32,17 @@ from planlang.sandbox.plan_builtins import PLAN_TYPES
 from planlang.sandbox.walks import TEXT_SCALARS
 from planlang.sandbox.wall import SCALARS, freeze, thaw
 
-__all__ = ["Sandbox", "current_meter"]
+__all__ = ["Sandbox", "current_meter", "register_isolated_runner"]
+
+# How isolation="process" runs a plan: planlang.isolation.parent registers itself when it is
+# loaded, on the first isolated run (``planlang check`` never pays for its imports), so the
+# sandbox does not depend on the machinery that runs it in another process.
+_isolated_runner: list[Callable[[Any, CheckResult], Any]] = []
+
+
+def register_isolated_runner(runner: Callable[[Any, CheckResult], Any]) -> None:
+    _isolated_runner[:] = [runner]
+
 
 _BASE_BUILTINS: dict[str, Any] = {
     name: getattr(builtins, name)
@@ -127,6 +139,8 @@ class Sandbox:
     plan may see of an object, anything else is copied in as read-only plain data.
     ``log`` receives the lines a plan prints (default: kept in ``self.printed``).
     ``passthrough`` names host exceptions that end a run as themselves, not as plan errors.
+    ``isolation``: ``"process"`` runs each plan in a confined child process (planlang.isolation;
+    the default, or ``PLANLANG_ISOLATION``), ``"inprocess"`` in this process, for trusted plans.
     """
 
     def __init__(
@@ -136,7 +150,9 @@ class Sandbox:
         *,
         log: Callable[[str], Any] | None = None,
         passthrough: tuple[type[Exception], ...] = (),
+        isolation: str | None = None,
     ):
+        self.isolation = resolve_mode(isolation)
         self.host = dict(host or {})
         for name in self.host:
             if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -158,7 +174,11 @@ class Sandbox:
     def run(self, plan: str | CheckResult | Any) -> Any:
         """Check (if given source) and run a plan; return its ``result`` as plain data."""
         checked = self._checked(plan)
-        meter = Meter(self.limits)
+        if self.isolation == "process":
+            if not _isolated_runner:
+                importlib.import_module("planlang.isolation.parent")  # registers its runner
+            return _isolated_runner[0](self, checked)
+        meter = self._new_meter()
         self.last_meter = meter
         code = cast(types.CodeType, checked.code)
         namespace = self._namespace(meter, code)
@@ -179,6 +199,9 @@ class Sandbox:
         finally:
             # Plan functions the host still holds (say, in a worker) must not outlive the run.
             meter.close(PlanLimitError("finished", "The plan has already finished."))
+
+    def _new_meter(self) -> Meter:
+        return Meter(self.limits)
 
     def _checked(self, plan: str | CheckResult | Any) -> CheckResult:
         if isinstance(plan, str):
@@ -282,7 +305,8 @@ def _as_plan_error(error: BaseException, meter: Meter, filename: str) -> PlanErr
 
 
 def _convert(error: BaseException, meter: Meter, filename: str) -> PlanError:
-    line = _plan_line(error, filename)
+    line = getattr(error, "plan_line", None) or _plan_line(error, filename)  # plan_line: the
+    # innermost line, carried by an error that crossed from a plan's process (isolation.wire)
     if isinstance(error, PlanLimitError) or (
         meter.tripped is not None and not isinstance(error, PlanError)
     ):

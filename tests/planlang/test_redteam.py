@@ -134,6 +134,9 @@ class Refused:
 @dataclass(frozen=True)
 class Limit:
     kind: str
+    # A flood of host calls or prints may meet the time limit first where each one costs more
+    # (a plan process's host calls cross a pipe; a loaded machine): that kind is right too.
+    slow: str | None = None
 
 
 @dataclass(frozen=True)
@@ -421,7 +424,7 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
     (RESOURCES, "generator-chain-bomb",
      "x = sum(1 for i in range(90000) for j in range(90000))\n", Limit("steps")),
     (RESOURCES, "memory-hog-appending-big-lists",
-     "big = []\nwhile True:\n    big.append([0] * 99000)\n", Limit("memory")),
+     "big = []\nwhile True:\n    big.append([0] * 99000)\n", Limit("memory", slow="seconds")),
     (RESOURCES, "iter-callable-sentinel", "it = iter(lambda: 1, 2)\nx = list(it)\n",
      Fails("TypeError")),
     (RESOURCES, "sum-of-lists-bomb", "a = [0] * 90000\nx = sum([a] * 90000, [])\n", Limit("size")),
@@ -441,9 +444,10 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
     (RESOURCES, "huge-error-message", "raise ValueError('x' * 10 ** 9)\n", Limit("size")),
     # all a run prints is capped at Limits.size characters: the same end on any machine load
     (RESOURCES, "print-flood", "while True:\n    print('x' * 1000)\n", Limit("size")),
-    (RESOURCES, "host-word-flood", "while True:\n    agent('x')\n", Limit("steps")),
+    (RESOURCES, "host-word-flood", "while True:\n    agent('x')\n",
+     Limit("steps", slow="seconds")),
     (RESOURCES, "host-word-in-comprehension-flood",
-     "x = [agent('x') for i in range(90000) for j in range(9)]\n", Limit("steps")),
+     "x = [agent('x') for i in range(90000) for j in range(9)]\n", Limit("steps", slow="seconds")),
     (RESOURCES, "host-word-sleeps", "x = sleepy()\nwhile True:\n    pass\n", Limit("seconds")),
     (RESOURCES, "time-limit-with-sleepy-loop", "while True:\n    sleepy()\n", Limit("seconds")),
     # host words that raise what a plan may never see
@@ -528,7 +532,7 @@ def test_attack_is_stopped_and_the_host_unharmed(
         assert (outcome.code, outcome.line) in found, found
     elif isinstance(outcome, Limit):
         assert isinstance(escaped, PlanLimitError), escaped
-        assert escaped.kind == outcome.kind, escaped
+        assert escaped.kind in (outcome.kind, outcome.slow), escaped
     else:
         assert isinstance(escaped, PlanRuntimeError), escaped
         assert escaped.error_type == outcome.error_type, escaped

@@ -1,0 +1,235 @@
+"""Process isolation against in-process planlang, plain CPython and pydantic-monty (issue 12).
+
+    python benchmarks/bench_isolation.py [--quick] [--out benchmarks/RESULTS.md]
+
+Side by side in one run, interleaved rounds and medians of per-round ratios (the method of
+``bench_planlang.py``, whose timing helpers this reuses). The host process is pinned to CPU 0
+and every plan process to CPU 1, so placement does not move between rounds. Workloads: the
+host-call glue (1,000 calls one after another), the same 1,000 calls as plan lambdas handed to
+an embedder's fan-out word that calls them back on 8 threads (pydantic-monty cannot call back
+into the sandbox), the compute glue, a one-line plan on a warm pool, and plans a second
+through a pool of two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_planlang as bp  # noqa: E402
+
+import planlang  # noqa: E402
+from planlang.isolation import pool as pool_module  # noqa: E402
+
+START, END = "<!-- bench_isolation:start -->", "<!-- bench_isolation:end -->"
+_FAN = ThreadPoolExecutor(8, thread_name_prefix="bench-fan-out")
+
+
+def fan_out(thunks: list[Callable[[], Any]]) -> list[Any]:
+    """An embedder's fan-out word: calls the plan's thunks back on 8 threads."""
+    return list(_FAN.map(lambda thunk: thunk(), thunks))
+
+
+HOST = {**bp.HOST, "fan_out": fan_out}
+WORKLOADS = {
+    "host calls, one after another (1,000)": ("host_calls.py", 12.0),
+    "host calls through plan-lambda callbacks (1,000)": ("callback_fanout.py", 3.0),
+    "compute glue": ("compute_glue.py", 2.0),
+}
+
+
+def _pin_children() -> None:
+    """Every plan process starts on CPU 1 (the host stays on CPU 0)."""
+    original = pool_module.Child.__init__
+
+    def placed(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(self.pid, {1})
+
+    pool_module.Child.__init__ = placed  # type: ignore[method-assign]
+
+
+def cpython(source: str) -> Callable[[], Any]:
+    code = compile(source, "plan.py", "exec")
+
+    def run() -> Any:
+        namespace = dict(HOST)
+        exec(code, namespace)  # noqa: S102 - the baseline
+        return namespace["result"]
+
+    return run
+
+
+def planlang_runner(source: str, isolation: str) -> Callable[[], Any]:
+    checked = planlang.check(source)
+    box = planlang.Sandbox(host=HOST, limits=planlang.Limits(), isolation=isolation)
+    return lambda: box.run(checked)
+
+
+def monty(source: str, stack: contextlib.ExitStack) -> Callable[[], Any] | str:
+    import importlib.util
+
+    if importlib.util.find_spec("pydantic_monty") is None:
+        return "skipped: pydantic-monty is not installed"
+    if "fan_out" in source:
+        return "cannot run: its external functions cannot call back into the sandbox"
+    return bp.monty_runner(source, stack)
+
+
+def rows_for(label: str, source: str, goal: float, rounds: int, target: int,
+             stack: contextlib.ExitStack) -> list[str]:  # fmt: skip
+    cases: dict[str, Callable[[], Any]] = {
+        "plain CPython exec": cpython(source),
+        "planlang in-process": planlang_runner(source, "inprocess"),
+        "planlang process isolation": planlang_runner(source, "process"),
+    }
+    expected = cases["plain CPython exec"]()
+    notes: dict[str, str] = {}
+    made = monty(source, stack)
+    if isinstance(made, str):
+        notes["pydantic-monty"] = made
+    else:
+        cases["pydantic-monty"] = made
+    for name, fn in list(cases.items()):
+        if fn() != expected:
+            notes[name] = "skipped: its result differs from plain CPython's"
+            del cases[name]
+    samples = bp.measure(cases, rounds, target)
+    out = []
+    for name in ("plain CPython exec", "planlang in-process", "planlang process isolation",
+                 "pydantic-monty"):  # fmt: skip
+        if name in notes:
+            out.append(f"| {label} | {name} | - | - | - | - | {notes[name]} |")
+            continue
+        ratio = bp.paired_ratio(samples, name, "plain CPython exec")
+        judged = goal if name == "planlang process isolation" else None
+        met = "-" if judged is None else ("yes" if ratio <= judged else "**no**")
+        goal_text = "-" if judged is None else f"≤ {judged:g}x"
+        median = statistics.median(samples[name]) / 1000
+        out.append(f"| {label} | {name} | {median:,.1f} | {ratio:.2f}x | {goal_text} | {met} | |")
+    return out
+
+
+def one_line(runs: int) -> list[str]:
+    checked = planlang.check("result = 1\n")
+    box = planlang.Sandbox(isolation="process")
+    box.run(checked)
+    times = []
+    for _ in range(runs):
+        time.sleep(0.4)  # the pool refills between runs: this measures a warm pool
+        start = time.perf_counter()
+        box.run(checked)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times) * 1000
+    met = "yes" if median <= 2 else "**no**"
+    return [f"| one-line plan, warm pool | planlang process isolation | {median * 1000:,.1f} "
+            f"| - | ≤ 2 ms | {met} | median of {runs}, each on a refilled pool |"]  # fmt: skip
+
+
+def throughput(seconds: float) -> list[str]:
+    checked = planlang.check("result = 1\n")
+    box = planlang.Sandbox(isolation="process")
+    box.run(checked)
+    done = [0]
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def work() -> None:
+        while time.monotonic() < stop:
+            box.run(checked)
+            with lock:
+                done[0] += 1
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    rate = done[0] / seconds
+    met = "yes" if rate >= 100 else "**no**"
+    note = f"{done[0]} one-line plans in {seconds:g} s, 2 threads"
+    return [f"| plans a second, pool of 2 | planlang process isolation | - | {rate:.1f}/s "
+            f"| ≥ 100/s | {met} | {note} |"]  # fmt: skip
+
+
+def pricing(repeats: int) -> list[str]:
+    """``price`` of bench_price.py's plan (1,000 worker calls), 5 rehearsals, both modes."""
+    import bench_price
+
+    from planlang.price import price
+
+    out = []
+    for mode in ("inprocess", "process"):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            report = price(bench_price.PLAN, settings=bench_price.SETTINGS, seeds=5,
+                           isolation=mode)  # fmt: skip
+            times.append(time.perf_counter() - start)
+            assert report.ok, report.problems
+        median = statistics.median(times)
+        goal, met = (
+            ("≤ 2 s", "yes" if median <= 2 else "**no**") if mode == "process" else ("-", "-")
+        )
+        out.append(f"| price: 1,000 worker calls, 5 rehearsals | planlang {mode} | "
+                   f"{median * 1e6:,.0f} | - | {goal} | {met} | median of {repeats} |")  # fmt: skip
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, {0})
+    _pin_children()
+    rounds, target = (5, 5_000_000) if args.quick else (11, 20_000_000)
+    load = os.getloadavg()[0]
+    lines = [
+        "## Process isolation (issue 12)",
+        "",
+        "Command: `python benchmarks/bench_isolation.py --out benchmarks/RESULTS.md`  ",
+        f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Python "
+        f"{sys.version.split()[0]}, nproc {os.cpu_count()}, load average {load:.1f} at the "
+        f"start; host pinned to CPU 0, plan processes to CPU 1; {rounds} interleaved rounds.",
+        "",
+        "| workload | executor | median µs | ratio | goal | met? | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    with contextlib.ExitStack() as stack:
+        for label, (file, goal) in WORKLOADS.items():
+            source = (bp.PLANS / file).read_text(encoding="utf-8")
+            lines += rows_for(label, source, goal, rounds, target, stack)
+    lines += one_line(15 if args.quick else 41)
+    lines += throughput(3.0 if args.quick else 10.0)
+    lines += pricing(1 if args.quick else 3)
+    lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}.")
+    section = "\n".join(lines)
+    print(section)
+    if args.out:
+        old = args.out.read_text(encoding="utf-8") if args.out.exists() else "# Benchmark results\n"
+        block = f"{START}\n{section}\n{END}\n"
+        if START in old and END in old:
+            head, rest = old.split(START, 1)
+            new = head + block + rest.split(END, 1)[1].lstrip("\n")
+        else:
+            new = old.rstrip("\n") + "\n\n" + block
+        args.out.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,294 @@
+"""The plan's process: confined at start, then one plan run, then gone.
+
+Forked by the fork server (``planlang.isolation.zygote``), which started with an empty
+environment and imported the sandbox, it confines itself in a fresh scratch directory
+(``confine.enter``) and says it is ready, with the layers it has. Then it waits for one
+``run``: the checked plan's code (the host checked it; the code comes marshalled from the
+host, which this process trusts), the limits and the host's values, in which each host word,
+host object and host iterator is a handle. It runs the plan in the in-process ``Sandbox``,
+whose meter gives the precise step, size, depth and time errors, and each host call crosses
+back to the host as a request. It answers with the result or the plan error, and exits.
+"""
+
+from __future__ import annotations
+
+import base64
+import marshal
+import os
+import sys
+import threading
+import types
+from typing import Any
+
+from planlang.check import CheckResult
+from planlang.errors import PlanError, PlanLimitError
+from planlang.isolation import confine
+from planlang.isolation.channel import Endpoint
+from planlang.isolation.codec import (
+    CodecError,
+    Decoder,
+    Encoder,
+    decode_arguments,
+    encode_arguments,
+    read_frame,
+    write_frame,
+)
+from planlang.isolation.wire import HostStop, describe, plan_error, raised
+from planlang.sandbox import deep_stack as stack_module
+from planlang.sandbox import inprocess as sandbox_module
+from planlang.sandbox.deep_stack import stack_for
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
+
+__all__ = ["CALLBACK_STACK", "MAX_CALLBACK_THREADS", "config_without", "serve_one"]
+
+# Threads that run plan functions the host calls back: a stack deep enough for a tuple nested
+# hundreds of thousands of levels and hashed (planlang.stack), reserved inside RLIMIT_AS.
+CALLBACK_STACK = 64 * 2**20
+MAX_CALLBACK_THREADS = 16
+SLACK = 256 * 2**20  # address space beyond the plan's memory limit: the interpreter's own
+
+
+class _Peer:
+    """This side's tables and codec: plan functions handed to the host, host handles."""
+
+    def __init__(self) -> None:
+        self.endpoint: Endpoint | None = None
+        self.functions: dict[int, Any] = {}
+        self._ids: dict[int, int] = {}
+        self.filename: str | None = None
+
+    # host -> plan
+    def decoder(self) -> Decoder:
+        return Decoder(
+            {
+                "w": lambda p: RemoteWord(self, int(p)),
+                "o": lambda p: HostProxy(
+                    RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
+                    frozenset(p[1]),
+                    frozenset(p[2]),
+                    str(p[3]),
+                ),  # fmt: skip
+                "c": lambda p: self.functions[int(p)],
+                "n": lambda p: RemoteIterator(self, int(p)),
+            },
+            guarded=False,
+        )
+
+    # plan -> host
+    def encode(self, value: Any) -> Any:
+        return Encoder(self._handle, _adapt).encode(value)
+
+    def _handle(self, value: Any) -> Any:
+        if isinstance(value, HostProxy):
+            target = value._target
+            if isinstance(target, RemoteObject):
+                return {"o": target.oid}
+        if callable(value) and not isinstance(value, type):
+            key = id(value)
+            fid = self._ids.get(key)
+            if fid is None:
+                fid = self._ids[key] = len(self.functions) + 1
+                self.functions[fid] = value
+            return {"c": fid}
+        raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+
+    def caller_line(self) -> int | None:
+        """The innermost plan line on this thread's stack (the host labels workers by it)."""
+        frame: Any = sys._getframe(2)
+        filename = self.filename
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                return int(frame.f_lineno)
+            frame = frame.f_back
+        return None
+
+    def decode(self, data: Any) -> Any:
+        return self.decoder().decode(data)
+
+    def ask(self, op: str, payload: Any) -> Any:
+        assert self.endpoint is not None
+        ok, answer = self.endpoint.request(op, payload)
+        if not ok:
+            raise raised(answer)
+        kind = type(answer)
+        if kind is str or kind is int or kind is float or kind is bool or answer is None:
+            return answer
+        return self.decoder().decode(answer)
+
+    # the host calls a plan function back
+    def serve(self, op: str, payload: Any) -> tuple[bool, Any]:
+        try:
+            if op != "callback":
+                raise CodecError(f"Unknown request {op!r}.")
+            fid, args, kwargs = payload
+            fn = self.functions[int(fid)]
+            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            result = fn(*positional, **keywords)
+            return True, self.encode(result)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
+            return False, describe(error, filename=self.filename)
+
+
+def _adapt(value: Any) -> Any:
+    """The plan's values that are not plain types: read-only host copies, and lazy
+    iterables (a generator of thunks), which are taken whole in this process."""
+    if isinstance(value, ReadOnlyDict):
+        return dict(value)
+    if isinstance(value, ReadOnlyList):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    if hasattr(value, "__iter__") and not isinstance(value, type | HostProxy):
+        return list(value)
+    return None
+
+
+class RemoteWord:
+    """A host word, seen from the plan's process: calling it asks the host."""
+
+    __slots__ = ("peer", "wid")
+
+    def __init__(self, peer: _Peer, wid: int):
+        self.peer, self.wid = peer, wid
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        peer = self.peer
+        positional, keywords = encode_arguments(args, kwargs, peer.encode)
+        payload = [self.wid, positional, keywords, peer.caller_line()]
+        return peer.ask("call", payload)
+
+
+class RemoteObject:
+    """A host object: declared methods and attributes, each asked of the host."""
+
+    def __init__(self, peer: _Peer, oid: int, methods: frozenset[str], attributes: frozenset[str]):
+        self.peer, self.oid = peer, oid
+        self.methods, self.attributes = methods, attributes
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.methods:
+            peer, oid = self.peer, self.oid
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return peer.ask("method", [oid, name, peer.encode(list(args)), peer.encode(kwargs)])
+
+            return method
+        if name in self.attributes:
+            return self.peer.ask("attr", [self.oid, name])
+        raise AttributeError(name)
+
+
+class RemoteIterator:
+    """An iterator a host word returned (``stream``): each item asked of the host."""
+
+    def __init__(self, peer: _Peer, nid: int):
+        self.peer, self.nid = peer, nid
+
+    def __iter__(self) -> RemoteIterator:
+        return self
+
+    def __next__(self) -> Any:
+        answer = self.peer.ask("next", self.nid)
+        if answer == ["stop"]:
+            raise StopIteration
+        return answer[1]
+
+
+class _ChildSandbox(Sandbox):
+    """The in-process sandbox, given code the host already checked."""
+
+    def __init__(self, checked: CheckResult, **options: Any):
+        super().__init__(isolation="inprocess", **options)
+        self._given = checked
+        self.deadline: float | None = None
+
+    def _checked(self, plan: Any) -> CheckResult:
+        return self._given
+
+    def _new_meter(self) -> Meter:
+        """The host's clock: the run started when the host sent it (CLOCK_MONOTONIC is the
+        same in every process of the machine), so both sides agree on the deadline."""
+        meter = Meter(self.limits)
+        if self.deadline is not None:
+            meter.deadline = min(meter.deadline, self.deadline)
+        return meter
+
+
+def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
+    limits = Limits(**payload["limits"])
+    code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
+    if not isinstance(code, types.CodeType):
+        raise CodecError("The host sent no code.")
+    checked = CheckResult(payload["filename"], payload["sha256"], (), code, frozenset())
+    peer.filename = checked.filename
+    names, deep = payload.get("names"), payload.get("deep")
+    if isinstance(names, list) and isinstance(deep, bool):  # the host's caches, not recomputed
+        sandbox_module._used[code] = frozenset(map(str, names))
+        stack_module._decisions[code] = deep
+    host = {str(name): peer.decoder().decode(value) for name, value in payload["host"].items()}
+    endpoint = peer.endpoint
+    assert endpoint is not None
+    box = _ChildSandbox(
+        checked,
+        host=host,
+        limits=limits,
+        log=lambda line: endpoint.notify("print", line),
+        passthrough=(HostStop,),
+    )
+    deadline = payload.get("deadline")
+    box.deadline = float(deadline) if isinstance(deadline, int | float) else None
+    deep = stack_for(limits.steps)
+    threading.stack_size(CALLBACK_STACK)
+    memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
+    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory)
+    confine.strict()
+    probe = payload.get("probe")
+    if probe is not None:
+        if not probes:
+            raise CodecError("This process takes no probes.")
+        namespace: dict[str, Any] = {}
+        exec(probe, namespace)  # noqa: S102 - tests only: the child was started with probes on
+        return True, [peer.encode(namespace.get("result")), 0]
+    try:
+        result = box.run(checked)
+    except HostStop:
+        return False, ["passthrough", None, None, None, None]
+    except PlanError as error:
+        return False, plan_error(error)
+    try:
+        meter = box.last_meter
+        return True, [peer.encode(result), meter.steps if meter is not None else 0]
+    except RecursionError:
+        return False, plan_error(PlanLimitError("depth", "The plan's result nests too deeply."))
+    except CodecError as error:
+        return False, ["runtime", "TypeError", str(error), None, None]
+
+
+def config_without(config: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(config.get("without") or ()) if config.get("probes") else ()
+
+
+def serve_one(config: dict[str, Any], reader: Any, writer: Any, layers: list[Any]) -> None:
+    """Say ready with the layers, run the one plan the host sends, answer, exit."""
+    write_frame(writer, ["ready", [layer.as_list() for layer in layers], os.getpid()])
+    message = read_frame(reader)
+    if not message or message[0] != "q" or message[3] != "run":
+        os._exit(2)
+    rid = message[1]
+    peer = _Peer()
+    peer.endpoint = Endpoint(reader, writer, peer.serve, lambda op, p: None,
+                             frame_limit=2**31, default_context=rid,
+                             workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    try:
+        ok, answer = _run(peer, message[4], bool(config.get("probes")))
+    except BaseException as error:  # noqa: BLE001 - the host hears of every failure
+        ok, answer = False, ["runtime", type(error).__name__, str(error)[:2000], None, None]
+    try:
+        peer.endpoint.send(["a", rid, ok, answer])
+    finally:
+        sys.stderr.flush()
+        os._exit(0)

@@ -1,0 +1,270 @@
+"""The codec between a plan's process and the host's: plain data as length-prefixed JSON.
+
+Nothing that crosses is ever unpickled or evaluated: a frame is JSON, and the decoder builds
+only str, int, float, bool, None, list, dict, tuple, set and frozenset, plus the handles each
+side hands it (a host word, a host object, a plan function, a host iterator), which stay
+numbers until the side that owns them looks them up. Decoding is the copy: neither side ever
+holds an object of the other. Shared containers stay shared (``x = [x, x]`` sixty times is
+sixty containers, not 2**60), and the host's decoder refuses what would make it walk without
+bound: hash keys whose hashing cost or collisions an adversary chose (docs/SECURITY.md).
+
+Encoding of values (JSON on the wire)::
+
+    str, bool, None, float, small int    as themselves
+    int past 2**63                       {"i": hex}
+    list                                 [items]
+    dict                                 {"d": [k1, v1, k2, v2, ...]}
+    tuple / set / frozenset              {"t": [...]} / {"s": [...]} / {"f": [...]}
+    a container seen before              {"r": n}   (n-th container, in the order met)
+    handles                              {"w": id}, {"o": [id, methods, attributes, label]},
+                                         {"c": id}, {"n": id}
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from typing import IO, Any
+
+__all__ = ["CodecError", "Decoder", "Encoder", "read_frame", "write_frame", "MAX_FRAME"]
+
+_HEADER = struct.Struct(">I")
+MAX_FRAME = 256 * 2**20  # what the host reads from a plan's process in one frame
+_BIG = 2**63
+_CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_loads = json.JSONDecoder().decode
+
+# Hashing a set member or dict key that is a tuple walks it; a plan can make that walk 2**60
+# nodes (aliasing) or make every key collide. The host decoder bounds both.
+HASH_BUDGET = 1_000_000  # tuple nodes the host may walk hashing one frame's keys
+MAX_COLLISIONS = 32  # keys of one set or dict that may share a hash
+
+
+EMPTY_KWARGS: dict[str, list[Any]] = {"d": []}
+_FLAT = (str, float, bool, type(None))
+
+
+def encode_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], encode: Callable[[Any], Any]
+                     ) -> tuple[Any, Any]:  # fmt: skip
+    """A call's arguments, with the common cases (none, or plain scalars) on a fast path."""
+    if all(type(a) in _FLAT or (type(a) is int and -_BIG < a < _BIG) for a in args):
+        positional: Any = list(args)
+    else:
+        positional = encode(list(args))
+    return positional, (encode(kwargs) if kwargs else EMPTY_KWARGS)
+
+
+def decode_arguments(args: Any, kwargs: Any, decode: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """The other side of ``encode_arguments``."""
+    if type(args) is list and all(type(a) in _FLAT or type(a) is int for a in args):
+        positional = args
+    else:
+        positional = decode(args)
+    return positional, ({} if kwargs == EMPTY_KWARGS else decode(kwargs))
+
+
+class CodecError(TypeError):
+    """A value that cannot cross, or a frame that is not what the protocol allows."""
+
+
+def write_frame(stream: IO[bytes], message: Any) -> None:
+    body = _dumps(message).encode("ascii")
+    stream.write(_HEADER.pack(len(body)) + body)
+    stream.flush()
+
+
+def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
+    """The next message, or None at the end of the stream."""
+    header = stream.read(4)
+    if len(header) < 4:
+        return None
+    (size,) = _HEADER.unpack(header)
+    if size > limit:
+        raise CodecError(f"A frame of {size:,} bytes is over the limit of {limit:,}.")
+    body = stream.read(size)
+    if len(body) < size:
+        return None
+    return _loads(body.decode("ascii"))
+
+
+Handle = Callable[[Any], Any]
+
+
+class Encoder:
+    """Values into the JSON tree above. ``handle(obj)`` encodes whatever is not plain data
+    (returns a tagged dict or raises ``CodecError``); ``adapt(obj)`` may first turn an object
+    into plain data (a pydantic model into its dump), returning it or None."""
+
+    __slots__ = ("handle", "adapt", "memo", "count")
+
+    def __init__(self, handle: Handle, adapt: Callable[[Any], Any] | None = None):
+        self.handle = handle
+        self.adapt = adapt
+        self.memo: dict[int, tuple[Any, int]] = {}
+        self.count = 0
+
+    def encode(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str or kind is bool or value is None or kind is float:
+            return value
+        if kind is int:
+            return value if -_BIG < value < _BIG else {"i": format(value, "x")}
+        seen = self.memo.get(id(value))
+        if seen is not None:
+            return {"r": seen[1]}
+        if kind is list or kind is dict or kind is tuple or kind is set or kind is frozenset:
+            index = self.count
+            self.count += 1
+            self.memo[id(value)] = (value, index)
+            encode = self.encode
+            if kind is list:
+                return [encode(v) for v in value]
+            if kind is dict:
+                flat = []
+                for k, v in value.items():
+                    flat.append(encode(k))
+                    flat.append(encode(v))
+                return {"d": flat}
+            tag = "t" if kind is tuple else "s" if kind is set else "f"
+            return {tag: [encode(v) for v in value]}
+        if self.adapt is not None:
+            plain = self.adapt(value)
+            if plain is not None:
+                index = self.count
+                encoded = self.encode(plain)
+                if type(plain) in _CONTAINERS:  # the original shares its copy's number
+                    self.memo[id(value)] = (value, index)
+                return encoded
+        return self.handle(value)
+
+
+def _plain_subclass(value: Any) -> Any:
+    """dict and list subclasses (the sandbox's read-only ones, an OrderedDict, a named
+    tuple) as the plain type, or None."""
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return None
+
+
+class Decoder:
+    """The JSON tree back into values. ``handles`` maps a handle's tag to a function of its
+    payload. ``guarded`` (the host's decoder) bounds the hashing of keys."""
+
+    __slots__ = ("handles", "made", "guarded", "budget", "_costs")
+
+    def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool):
+        self.handles = handles
+        self.made: list[Any] = []
+        self.guarded = guarded
+        self.budget = HASH_BUDGET
+        self._costs: dict[int, int] = {}
+
+    def decode(self, data: Any) -> Any:
+        kind = type(data)
+        if kind is str or kind is int or kind is bool or data is None or kind is float:
+            return data
+        made = self.made
+        decode = self.decode
+        if kind is list:
+            items: list[Any] = []
+            made.append(items)
+            items.extend(decode(v) for v in data)
+            return items
+        if kind is not dict or len(data) != 1:
+            raise CodecError("A frame held a value the protocol does not allow.")
+        ((tag, payload),) = data.items()
+        if tag == "r":
+            if type(payload) is not int or not 0 <= payload < len(made):
+                raise CodecError("A frame referred to a value it had not sent.")
+            found = made[payload]
+            if found is _PENDING:
+                raise CodecError("A tuple or set that holds itself cannot cross.")
+            return found
+        if tag == "i":
+            return int(payload, 16)
+        if tag == "d":
+            fresh: dict[Any, Any] = {}
+            made.append(fresh)
+            if type(payload) is not list or len(payload) % 2:
+                raise CodecError("A frame held a malformed dict.")
+            flat = [decode(v) for v in payload]  # in the order sent: references count so
+            keys = flat[0::2]
+            if self.guarded:
+                self._check_keys(keys)
+            fresh.update(zip(keys, flat[1::2], strict=True))
+            return fresh
+        if tag in ("t", "s", "f"):
+            index = len(made)
+            made.append(_PENDING)
+            if type(payload) is not list:
+                raise CodecError("A frame held a malformed container.")
+            values = [decode(v) for v in payload]
+            if tag == "t":
+                value: Any = tuple(values)
+            else:
+                if self.guarded:
+                    self._check_keys(values)
+                value = set(values) if tag == "s" else frozenset(values)
+            made[index] = value
+            return value
+        handle = self.handles.get(tag)
+        if handle is None:
+            raise CodecError(f"A frame held a handle {tag!r} that this side does not take.")
+        return handle(payload)
+
+    def _check_keys(self, keys: list[Any]) -> None:
+        """Refuse keys whose hashing would walk too far or that collide on purpose."""
+        hashes: dict[int, int] = {}
+        for key in keys:
+            kind = type(key)
+            if kind is str:
+                continue  # string hashes are seeded: no chosen collisions
+            if kind is tuple:
+                self.budget -= self._cost(key)
+                if self.budget < 0:
+                    raise CodecError("Keys of a set or dict are too costly to hash in the host.")
+            h = hash(key)
+            n = hashes.get(h, 0) + 1
+            if n > MAX_COLLISIONS:
+                raise CodecError("Keys of a set or dict collide in hash; they cannot cross.")
+            hashes[h] = n
+
+    def _cost(self, value: tuple[Any, ...]) -> int:
+        """Nodes ``hash`` walks in a tuple (shared parts counted each time, from a memo)."""
+        costs = self._costs
+        known = costs.get(id(value))
+        if known is not None:
+            return known
+        total = 1
+        for item in value:
+            total += self._cost(item) if type(item) is tuple else 1
+            if total > self.budget:
+                break
+        costs[id(value)] = total
+        return total
+
+
+class _Pending:
+    __slots__ = ()
+
+
+_PENDING = _Pending()
+
+
+def adapt_plain(value: Any) -> Any:
+    """Objects that are plain data in disguise, as the sandbox's ``thaw`` treats them:
+    pydantic models, dataclasses, and subclasses of dict, list and tuple."""
+    import dataclasses
+
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return _plain_subclass(value)

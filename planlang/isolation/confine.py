@@ -1,0 +1,359 @@
+"""The operating system's confinement of a plan's process, one layer at a time.
+
+Each layer is tried when the child starts, before it has seen any plan, and reported as
+active or not with the reason; none is skipped silently (``planlang doctor`` prints them):
+
+- ``user namespace`` and ``network namespace``: a fresh, empty network namespace (no interface
+  is up, not even loopback), inside a new user namespace, in which the child holds no
+  capability over the host's processes (it cannot read their /proc files, environ included).
+- ``landlock``: no file may be written, made or removed outside the scratch directory, no
+  program executed, no TCP connection made (ABI 4+), and no other process traced.
+- ``seccomp``: a system-call filter: no socket, no new process (fork, vfork, exec, clone of a
+  process), no signal to another process, no ptrace, no io_uring.
+- ``audit hook``: the last layer, in Python: once the plan runs, opening a file for writing
+  outside the scratch directory, reading /proc of another process, spawning, sockets, ctypes
+  and changing limits all raise.
+- ``resource limits`` (set per plan): address space, CPU seconds, open files, file size, no
+  core dumps. ``processes``: the seccomp filter, since RLIMIT_NPROC counts a user's processes
+  across the machine (and root is not held to it).
+- ``environment``: the child starts with an empty environment (set by the host).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import resource
+import signal
+import struct
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Layer", "enter", "limit_resources", "strict"]
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    active: bool
+    detail: str
+
+    def as_list(self) -> list[Any]:
+        return [self.name, self.active, self.detail]
+
+
+_X86_64 = platform.machine() == "x86_64"
+_libc: Any = None
+
+
+def _syscall(number: int, *args: Any) -> int:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.syscall.restype = ctypes.c_long
+    result = int(_libc.syscall(ctypes.c_long(number), *args))
+    if result < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return result
+
+
+def _prctl(option: int, arg: Any) -> None:
+    global _libc
+    _syscall(157, ctypes.c_int(option), arg, ctypes.c_ulong(0), ctypes.c_ulong(0),
+             ctypes.c_ulong(0))  # fmt: skip
+
+
+# -- namespaces ------------------------------------------------------------------------------
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def _namespaces() -> list[Layer]:
+    """A new user namespace (the child holds no capability over the host's processes: it
+    cannot read their /proc files) and in it a new, empty network namespace."""
+    if not _X86_64:
+        why = f"not tried on {platform.machine()}"
+        return [Layer("user namespace", False, why), Layer("network namespace", False, why)]
+    try:
+        _syscall(272, ctypes.c_int(_CLONE_NEWUSER | _CLONE_NEWNET))  # unshare
+        return [
+            Layer("user namespace", True, "no capability over the host's processes or files"),
+            Layer("network namespace", True, "a fresh one: no interface, not even loopback"),
+        ]
+    except OSError as error:
+        user = Layer("user namespace", False, f"unshare failed: {error.strerror}")
+    try:
+        _syscall(272, ctypes.c_int(_CLONE_NEWNET))
+        return [user, Layer("network namespace", True, "a fresh one (as root)")]
+    except OSError as error:
+        return [user, Layer("network namespace", False, f"unshare failed: {error.strerror}")]
+
+
+# -- landlock ----------------------------------------------------------------------------------
+
+_LL_EXECUTE, _LL_WRITE_FILE = 1 << 0, 1 << 1
+_LL_WRITES = sum(1 << n for n in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write, remove, make
+_LL_ABI_EXTRA = {2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # refer, truncate, ioctl on devices
+_LL_SCRATCH = sum(1 << n for n in (1, 4, 5, 7, 8)) | (1 << 14)  # write, remove, mkdir, mkreg, trunc
+_LL_READ_FILE, _LL_READ_DIR = 1 << 2, 1 << 3
+_READABLE_DEVICES = ("/dev/null", "/dev/urandom", "/dev/random", "/proc/self")
+
+
+def _readable() -> list[str]:
+    """What the child may still read: the code it runs (the standard library, and the
+    package of every module it has imported), a few devices, its own /proc. Nothing else,
+    so no file of the host's (a project's .env, a key file) can be read."""
+    import sysconfig
+
+    found = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        top = module.__name__.partition(".")[0]
+        path = os.path.dirname(os.path.abspath(file))
+        depth = module.__name__.count(".") + (os.path.basename(file) == "__init__.py")
+        for _ in range(depth - 1 if depth else 0):
+            path = os.path.dirname(path)
+        package = os.path.join(path, top)
+        found.add(package if os.path.isdir(package) and depth else os.path.abspath(file))
+    found.update(p for p in _READABLE_DEVICES if os.path.exists(p))
+    return sorted(found)
+
+
+def _allow(ruleset: int, path: str, rights: int) -> None:
+    flags = os.O_PATH | (os.O_DIRECTORY if os.path.isdir(path) else 0)
+    fd = os.open(path, flags)
+    try:
+        if not os.path.isdir(path):
+            rights &= ~(_LL_READ_DIR | _LL_SCRATCH)  # a file takes file rights only
+        rule = struct.pack("<Qi", rights, fd)  # landlock_path_beneath_attr, packed
+        buffer = ctypes.create_string_buffer(rule, len(rule))
+        _syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), buffer, ctypes.c_uint32(0))
+    finally:
+        os.close(fd)
+
+
+def _landlock(scratch: str) -> Layer:
+    if not _X86_64:
+        return Layer("landlock", False, f"not tried on {platform.machine()}")
+    try:
+        abi = _syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # version
+    except OSError as error:
+        return Layer("landlock", False, f"not available: {error.strerror}")
+    handled = _LL_EXECUTE | _LL_WRITES | _LL_READ_FILE | _LL_READ_DIR
+    for level, right in _LL_ABI_EXTRA.items():
+        if abi >= level:
+            handled |= right
+    net = 3 if abi >= 4 else 0  # bind and connect TCP
+    scoped = 3 if abi >= 6 else 0  # signals and abstract unix sockets stay inside
+    attr = struct.pack("<QQQ", handled, net, scoped)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    buffer = ctypes.create_string_buffer(attr[:size], size)
+    try:
+        ruleset = _syscall(444, buffer, ctypes.c_size_t(size), ctypes.c_uint32(0))
+        read = _LL_READ_FILE | _LL_READ_DIR
+        _allow(ruleset, scratch, (_LL_SCRATCH | read) & handled)
+        readable = _state.get("readable") or _readable()
+        for path in readable:
+            _allow(ruleset, path, read)
+        _prctl(38, ctypes.c_ulong(1))  # PR_SET_NO_NEW_PRIVS
+        _syscall(446, ctypes.c_int(ruleset), ctypes.c_uint32(0))  # restrict self
+        os.close(ruleset)
+    except OSError as error:
+        return Layer("landlock", False, f"could not be applied: {error.strerror}")
+    network = ", no TCP bind or connect" if net else ""
+    network += ", no signals or abstract sockets out" if scoped else ""
+    detail = (
+        f"ABI {abi}: writes only in the scratch directory, reads only of the code it runs "
+        f"({len(readable)} paths), no exec{network}"
+    )
+    return Layer("landlock", True, detail)
+
+
+# -- seccomp -----------------------------------------------------------------------------------
+
+_DENY = {
+    41: "socket", 53: "socketpair", 57: "fork", 58: "vfork", 59: "execve", 322: "execveat",
+    62: "kill", 200: "tkill", 234: "tgkill", 101: "ptrace", 310: "process_vm_readv",
+    311: "process_vm_writev", 425: "io_uring_setup", 424: "pidfd_send_signal",
+    129: "rt_sigqueueinfo", 297: "rt_tgsigqueueinfo", 165: "mount", 308: "setns",
+    272: "unshare", 444: "landlock_create_ruleset",
+}  # fmt: skip
+_CLONE, _CLONE3, _CLONE_THREAD = 56, 435, 0x00010000
+_RET_ALLOW, _RET_ERRNO, _RET_KILL = 0x7FFF0000, 0x00050000, 0x80000000
+_EPERM, _ENOSYS = 1, 38
+
+
+def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def _seccomp() -> Layer:
+    if not _X86_64 or not sys.platform.startswith("linux"):
+        return Layer("seccomp", False, f"no filter for {platform.machine()}")
+    ld_abs, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    denied = sorted(_DENY)
+    base = 4 + len(denied)  # the clone test; then allow, deny (EPERM) and ENOSYS at the end
+    allow, deny, nosys = base + 4, base + 5, base + 6
+
+    def jump(at: int, target: int) -> int:  # BPF jumps count from the next instruction
+        return target - (at + 1)
+
+    program = [
+        _bpf(ld_abs, 0, 0, 4),  # seccomp_data.arch
+        _bpf(jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64, else kill
+        _bpf(ret, 0, 0, _RET_KILL),
+        _bpf(ld_abs, 0, 0, 0),  # seccomp_data.nr
+    ]
+    program += [_bpf(jeq, jump(4 + i, deny), 0, nr) for i, nr in enumerate(denied)]
+    program += [
+        _bpf(jeq, 0, jump(base, base + 3), _CLONE),
+        _bpf(ld_abs, 0, 0, 16),  # clone's flags (args[0], low word): a thread, not a process
+        _bpf(jset, jump(base + 2, allow), jump(base + 2, deny), _CLONE_THREAD),
+        _bpf(jeq, jump(base + 3, nosys), 0, _CLONE3),  # flags out of reach: glibc falls back
+        _bpf(ret, 0, 0, _RET_ALLOW),
+        _bpf(ret, 0, 0, _RET_ERRNO | _EPERM),
+        _bpf(ret, 0, 0, _RET_ERRNO | _ENOSYS),
+    ]
+    body = b"".join(program)
+    filters = ctypes.create_string_buffer(body, len(body))
+    fprog = struct.pack("<HxxxxxxQ", len(program), ctypes.addressof(filters))
+    fprog_buffer = ctypes.create_string_buffer(fprog, len(fprog))
+    try:
+        _prctl(38, ctypes.c_ulong(1))  # PR_SET_NO_NEW_PRIVS
+        _syscall(157, ctypes.c_int(22), ctypes.c_ulong(2), fprog_buffer, ctypes.c_ulong(0),
+                 ctypes.c_ulong(0))  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER  # fmt: skip
+    except OSError as error:
+        return Layer("seccomp", False, f"the filter could not be loaded: {error.strerror}")
+    return Layer("seccomp", True, "no socket, fork, exec, process clone, signals to other "
+                                  "processes, ptrace or io_uring")  # fmt: skip
+
+
+# -- the audit hook ----------------------------------------------------------------------------
+
+_state: dict[str, Any] = {"strict": False, "scratch": "/nonexistent/"}
+_DENIED_EVENTS = ("subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+                  "os.fork", "os.forkpty", "os.kill", "os.killpg", "pty.", "socket.",
+                  "ctypes.", "resource.setrlimit", "resource.prlimit", "os.remove",
+                  "os.rename", "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate",
+                  "os.chmod", "os.chown", "os.utime", "os.mkfifo", "os.mknod", "shutil.",
+                  "os.chdir", "os.chroot", "sys.setrecursionlimit", "webbrowser.")  # fmt: skip
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _state["strict"]:
+        return
+    if event == "open":
+        _check_open(args)
+    elif event.startswith(_DENIED_EVENTS):
+        raise PermissionError(f"planlang's audit hook denies {event} in a plan's process.")
+
+
+def _check_open(args: tuple[Any, ...]) -> None:
+    path, mode, flags = (tuple(args) + (None, None, None))[:3]
+    if isinstance(path, int):
+        return  # an open file descriptor, already allowed when it was opened
+    text = os.fsdecode(path) if isinstance(path, str | bytes) else str(path)
+    full = os.path.abspath(text)
+    writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+        isinstance(flags, int) and flags & _WRITE_FLAGS
+    )
+    inside = full.startswith(_state["scratch"])
+    if writes and not inside:
+        raise PermissionError(f"planlang's audit hook denies writing {full!r}.")
+    if full.startswith("/proc/") and full != "/proc/self/statm":
+        raise PermissionError(f"planlang's audit hook denies reading {full!r}.")
+
+
+def _audit_hook(scratch: str) -> Layer:
+    _state["scratch"] = os.path.join(os.path.abspath(scratch), "")
+    if not _state.get("installed"):  # a fork of the fork server has it already
+        sys.addaudithook(_audit)
+        _state["installed"] = True
+    return Layer("audit hook", True, "denies writes outside scratch, /proc, spawning, sockets, "
+                                     "ctypes and limit changes once the plan runs")  # fmt: skip
+
+
+def strict() -> None:
+    """From now on the audit hook denies (called just before the plan runs)."""
+    _state["strict"] = True
+
+
+# -- entering ----------------------------------------------------------------------------------
+
+
+def enter(
+    scratch: str, without: tuple[str, ...] = (), namespaces: list[Layer] | None = None
+) -> list[Layer]:
+    """Confine this (still single-threaded) process; what each layer did. ``without`` leaves
+    layers out, for the tests that show each layer holding on its own; ``namespaces`` are
+    those a fork server entered already (a fork inherits them)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past RLIMIT_FSIZE fails, not kills
+    steps: dict[str, Any] = {
+        "network namespace": (lambda: namespaces) if namespaces is not None else _namespaces,
+        "landlock": lambda: _landlock(scratch),
+        "seccomp": _seccomp,
+        "audit hook": lambda: _audit_hook(scratch),
+        "resource limits": _resource_limits,
+    }
+    passed = sorted(set(os.environ) - _OWN_VARIABLES)
+    layers = [
+        Layer("process", True, f"a separate process (pid {os.getpid()})"),
+        Layer(
+            "environment",
+            not passed,
+            "none of the host's variables"
+            if not passed
+            else f"variables passed in: {', '.join(passed)}",
+        ),  # fmt: skip
+    ]
+    for name, step in steps.items():
+        done = [Layer(name, False, "left out (tests only)")] if name in without else step()
+        layers += done if isinstance(done, list) else [done]
+    return layers
+
+
+# Set by planlang for the child (MALLOC_ARENA_MAX) or by Python itself (LC_CTYPE, when it
+# coerces the C locale): none of them comes from the host's environment.
+_OWN_VARIABLES = frozenset({"MALLOC_ARENA_MAX", "LC_CTYPE"})
+
+
+def _resource_limits() -> Layer:
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (OSError, ValueError) as error:
+        return Layer("resource limits", False, f"setrlimit failed: {error}")
+    return Layer("resource limits", True, "set for each plan: address space, CPU seconds, "
+                 "open files, file size, no core dumps")  # fmt: skip
+
+
+def limit_resources(
+    *, cpu_seconds: float, memory_bytes: int, open_files: int = 64, file_bytes: int = 2**24
+) -> Layer:
+    """Hard resource limits for one plan run, counted from what the process uses now."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = int(used.ru_utime + used.ru_stime + cpu_seconds) + 1
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            virtual = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        virtual = 0
+    address = virtual + memory_bytes
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (address, address))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (OSError, ValueError) as error:
+        return Layer("resource limits", False, f"setrlimit failed: {error}")
+    detail = (
+        f"CPU {cpu} s, address space {address >> 20} MiB, {open_files} open files, "
+        f"files up to {file_bytes >> 20} MiB, no core"
+    )
+    return Layer("resource limits", True, detail)

@@ -1,0 +1,43 @@
+"""``planlang doctor``: which layers confine a plan on this machine, said out loud.
+
+Starts one plan process (as every run would) and prints each layer it reports, active or
+missing with the reason, and the isolation runs get here (``[planlang] isolation`` or
+``PLANLANG_ISOLATION``). Exit code 0 when every layer is active, 1 when one is missing, so a
+deployment check can insist on them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from planlang.isolation import layers, resolve_mode
+from planlang.project import ProjectError, load_project
+
+__all__ = ["doctor"]
+
+
+def doctor(as_json: bool) -> None:
+    """Report the confinement layers a plan's process gets here (the ``planlang doctor``
+    command's body)."""
+    try:
+        mode = resolve_mode(load_project().settings.isolation)
+    except (ProjectError, ValueError) as error:
+        click.echo(f"planlang doctor: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    found = layers()
+    missing = [layer for layer in found if not layer["active"]]
+    if as_json:
+        click.echo(json.dumps({"isolation": mode, "layers": found}, indent=2))
+    else:
+        click.echo(f"isolation: {mode}")
+        for layer in found:
+            mark = "active " if layer["active"] else "MISSING"
+            click.echo(f"  {mark}  {layer['name']}: {layer['detail']}")
+        if missing:
+            names = ", ".join(layer["name"] for layer in missing)
+            click.echo(f"Missing on this machine: {names}.", err=True)
+    sys.exit(EXIT_REFUSED if missing else EXIT_OK)

@@ -1,0 +1,342 @@
+"""The host's side of an isolated run: host words served to a plan in another process.
+
+``run_isolated(box, checked)`` takes a warm child from the pool, sends it the checked plan, the
+limits and the host's values (host words, host objects and iterators as handles), then serves
+what the child asks: host calls, methods, attributes, the next item of an iterator. A plan
+function handed to a host word arrives as a ``Callback``: calling it asks the child to run the
+function there, under the plan's limits. The host enforces the wall clock itself: at the time
+limit plus ``GRACE`` the child is killed, whatever host call is still blocked (its result is
+discarded). A child that dies ends the plan with ``PlanLimitError`` naming why; nothing of the
+child's ever runs here, and what it sends is decoded under the codec's bounds.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import marshal
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING, Any
+
+from planlang.check import CheckResult
+from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
+from planlang.isolation.channel import ChannelClosed, Endpoint
+from planlang.isolation.codec import (
+    MAX_FRAME,
+    CodecError,
+    Decoder,
+    Encoder,
+    adapt_plain,
+    decode_arguments,
+    encode_arguments,
+)
+from planlang.isolation.mode import _calling
+from planlang.isolation.pool import Child, default_pool
+from planlang.isolation.wire import describe, plan_error_from, raised
+from planlang.sandbox import inprocess as _sandbox
+from planlang.sandbox.deep_stack import needs_deep_stack
+from planlang.sandbox.inprocess import register_isolated_runner, used_names
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.wall import HostObject, HostProxy, HostWord
+
+if TYPE_CHECKING:
+    from planlang.sandbox.inprocess import Sandbox
+
+__all__ = ["Callback", "GRACE", "run_isolated"]
+
+GRACE = 1.0  # seconds past the time limit before the host kills the plan's process
+
+
+class Callback:
+    """A plan function, held by the host: calling it runs it in the plan's process."""
+
+    __slots__ = ("session", "cid", "__weakref__")
+
+    def __init__(self, session: _Session, cid: int):
+        self.session, self.cid = session, cid
+
+    def __repr__(self) -> str:
+        return f"<plan function {self.cid}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session = self.session
+        if session.ended is not None:
+            raise session.ended
+        payload = [self.cid, *encode_arguments(args, kwargs, session.encode)]
+        try:
+            ok, answer = session.endpoint.request("callback", payload)
+        except ChannelClosed:
+            raise session.ended or PlanLimitError("finished", "The plan has ended.") from None
+        if not ok:
+            if answer[0] == "passthrough" and session.passthrough_error is not None:
+                raise session.passthrough_error
+            raise raised(answer)
+        return session.decode(answer)
+
+
+def _host_adapt(value: Any) -> Any:
+    """Host values going in, as ``freeze`` treats them: mappings and sequences as plain."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value) if isinstance(value, list) else tuple(value)
+    if isinstance(value, set | frozenset):
+        return frozenset(value)
+    return None
+
+
+class _Session:
+    """One plan run in one child: the handles handed out and the channel."""
+
+    def __init__(self, box: Sandbox, child: Child, meter: Meter):
+        self.box = box
+        self.child = child
+        self.meter = meter
+        self.words: dict[int, Callable[..., Any]] = {}
+        self.objects: dict[int, HostProxy] = {}
+        self.iterators: dict[int, Iterator[Any]] = {}
+        self._callbacks: dict[int, Callback] = {}
+        self._lock = threading.Lock()
+        self.passthrough_error: BaseException | None = None
+        self.ended: PlanLimitError | None = None
+        self.filename: str | None = None  # no plan frames run here; errors carry their line
+        self.endpoint = Endpoint(child.reader, child.writer, self.serve, self.notice,
+                                 frame_limit=MAX_FRAME)  # fmt: skip
+
+    # -- handles ---------------------------------------------------------------------------
+
+    def _new_id(self, table: dict[int, Any], value: Any) -> int:
+        with self._lock:
+            key = len(self.words) + len(self.objects) + len(self.iterators) + 1
+            table[key] = value
+        return key
+
+    def _object(self, proxy: HostProxy) -> Any:
+        oid = self._new_id(self.objects, proxy)
+        return {"o": [oid, sorted(proxy._methods), sorted(proxy._attributes), proxy._label]}
+
+    def _host_handle(self, label: str) -> Callable[[Any], Any]:
+        def handle(value: Any) -> Any:
+            if isinstance(value, HostWord):
+                return {"w": self._new_id(self.words, value.fn)}
+            if isinstance(value, HostObject):
+                proxy = HostProxy(value.obj, frozenset(value.methods),
+                                  frozenset(value.attributes), value.name or label)  # fmt: skip
+                return self._object(proxy)
+            if isinstance(value, HostProxy):
+                return self._object(value)
+            if isinstance(value, Callback) and value.session is self:
+                return {"c": value.cid}
+            if callable(value) and not isinstance(value, type):
+                return {"w": self._new_id(self.words, value)}
+            return self._object(HostProxy(value, frozenset(), frozenset(), label))
+
+        return handle
+
+    def _result_handle(self, where: str) -> Callable[[Any], Any]:
+        def handle(value: Any) -> Any:
+            if isinstance(value, Callback) and value.session is self:
+                return {"c": value.cid}
+            if isinstance(value, HostProxy):
+                return self._object(value)
+            raise CodecError(f"{where} gave a {type(value).__name__}, which is not plain data.")
+
+        return handle
+
+    def encode(self, value: Any, where: str = "The host") -> Any:
+        return Encoder(self._result_handle(where), adapt_plain).encode(value)
+
+    def _callback(self, cid: Any) -> Callback:
+        cid = int(cid)
+        with self._lock:
+            found = self._callbacks.get(cid)
+            if found is None:
+                found = self._callbacks[cid] = Callback(self, cid)
+        return found
+
+    def decode(self, data: Any) -> Any:
+        """What the child sent, bounded (codec.Decoder with guarded keys)."""
+        decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
+                          guarded=True)  # fmt: skip
+        try:
+            return decoder.decode(data)
+        except RecursionError:
+            raise CodecError("A value from the plan nests too deeply for the host.") from None
+        except (KeyError, ValueError) as error:
+            raise CodecError(f"A value from the plan could not be read: {error}") from None
+
+    # -- serving the child -----------------------------------------------------------------
+
+    def serve(self, op: str, payload: Any) -> tuple[bool, Any]:
+        local = _sandbox._running
+        previous = getattr(local, "meter", None)
+        local.meter = self.meter  # current_meter() works in host words, as in one process
+        try:
+            return True, self._serve(op, payload)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
+            if self.box.passthrough and isinstance(error, self.box.passthrough):
+                self.passthrough_error = error
+            return False, describe(error, self.box.passthrough, self.filename)
+        finally:
+            local.meter = previous
+
+    def _serve(self, op: str, payload: Any) -> Any:
+        if op == "call":
+            wid, args, kwargs, line = payload
+            fn = self.words[int(wid)]
+            where = f"The host word {getattr(fn, '__name__', 'host word')!r}"
+            calling = _calling
+            previous = getattr(calling, "line", None)
+            calling.line = line if type(line) is int else None
+            try:
+                positional, keywords = decode_arguments(args, kwargs, self.decode)
+                result = fn(*positional, **keywords)
+            finally:
+                calling.line = previous
+        elif op == "method" or op == "attr":
+            proxy = self.objects[int(payload[0])]
+            name = str(payload[1])
+            where = f"{proxy._label}.{name}"
+            if op == "attr":
+                if name not in proxy._attributes:
+                    raise AttributeError(name)
+                return self.encode(getattr(proxy._target, name), where)
+            if name not in proxy._methods:
+                raise AttributeError(name)
+            result = getattr(proxy._target, name)(*self.decode(payload[2]),
+                                                  **self.decode(payload[3]))  # fmt: skip
+        elif op == "next":
+            iterator = self.iterators[int(payload)]
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return ["stop"]
+            return self.encode(["item", item], "A host iterator")
+        else:
+            raise CodecError(f"Unknown request {op!r}.")
+        kind = type(result)
+        if kind is str or kind is float or kind is bool or result is None:
+            return result
+        if kind is not dict and hasattr(result, "__next__"):
+            return {"n": self._new_id(self.iterators, result)}
+        return self.encode(result, where)
+
+    def notice(self, op: str, payload: Any) -> None:
+        if op == "print" and type(payload) is str:
+            log = self.box._log
+            if log is not None:
+                log(payload)
+            else:
+                self.box.printed.append(payload)
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def host_values(self, code: Any) -> dict[str, Any]:
+        names = used_names(code) & self.box.host.keys()
+        return {name: Encoder(self._host_handle(name), _host_adapt).encode(self.box.host[name])
+                for name in sorted(names)}  # fmt: skip
+
+    def run(self, checked: CheckResult) -> Any:
+        limits = self.box.limits
+        code = checked.code
+        assert code is not None  # a checked plan that passed
+        payload = {
+            "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
+            "filename": checked.filename,
+            "sha256": checked.sha256,
+            "limits": dataclasses.asdict(limits),
+            "host": self.host_values(checked.code),
+            "deadline": self.meter.deadline,
+            # what the host worked out about this code already (cached here, not there)
+            "names": sorted(used_names(code)),
+            "deep": needs_deep_stack(code),
+        }
+        payload.update(getattr(self.box, "_probe", None) or {})
+
+        def plan_thread() -> tuple[bool, Any]:  # the host side of the plan's own thread
+            _sandbox._running.meter = self.meter
+            try:
+                return self.endpoint.request("run", payload)
+            finally:
+                _sandbox._running.meter = None
+
+        answer = _PLAN_THREADS.submit(plan_thread)
+        try:
+            ok, data = answer.result(timeout=limits.seconds + GRACE)
+        except FutureTimeout:
+            message = (
+                f"The plan passed its time limit of {limits.seconds:g} s; its process was stopped."
+            )
+            self._end(PlanLimitError("seconds", message))
+            raise self.ended from None  # type: ignore[misc]
+        except ChannelClosed:
+            self._end(self.child.death())
+            raise self.ended from None  # type: ignore[misc]
+        except KeyboardInterrupt:
+            self._end(PlanLimitError("interrupted", "The plan was interrupted."))
+            raise self.ended from None  # type: ignore[misc]
+        finally:
+            if self.ended is None:
+                self._end(PlanLimitError("finished", "The plan has already finished."))
+        if self.passthrough_error is not None:
+            raise self.passthrough_error
+        if not ok:
+            raise plan_error_from(data)
+        result, steps = data
+        self.meter.steps = int(steps)
+        try:
+            return self.decode(result)
+        except CodecError as error:
+            raise PlanRuntimeError(f"TypeError: {error}", error_type="TypeError") from None
+
+    def _end(self, error: PlanLimitError) -> None:
+        self.ended = error
+        self.meter.close(error)
+        self.endpoint.close(error.message)
+        if error.kind == "finished":  # the usual end: clean up off the plan's critical path
+            _discard_later(self.child)
+        else:
+            self.child.discard()
+
+
+# The host side of each plan's thread: it serves the plan's host calls, so a host word that
+# blocks holds one of these, never the caller of ``run`` (which keeps the wall clock).
+_PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
+_to_discard: queue.SimpleQueue[Child] = queue.SimpleQueue()
+_discarder: list[threading.Thread] = []
+
+
+def _discard_later(child: Child) -> None:
+    """Kill and clean up a finished child on one background thread."""
+    if not _discarder:
+        thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
+        _discarder.append(thread)
+        thread.start()
+    _to_discard.put(child)
+
+
+def _discard_loop() -> None:
+    while True:
+        _to_discard.get().discard()
+
+
+def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
+    """Run ``checked`` for ``box`` in a child process; the same results and errors."""
+    pool = getattr(box, "_pool", None) or default_pool()
+    child = pool.acquire()  # a cold pool starts its fork server: not the plan's time
+    meter = Meter(box.limits)
+    box.last_meter = meter
+    session = _Session(box, child, meter)
+    try:
+        return session.run(checked)
+    except PlanError:
+        raise
+    except box.passthrough:
+        raise
+
+
+register_isolated_runner(run_isolated)

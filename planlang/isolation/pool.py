@@ -1,0 +1,213 @@
+"""Warm plan processes: forked and confined ahead, each used for one plan run, then gone.
+
+The pool keeps ``size`` children ready (forked from its fork server, ``zygote.py``, each
+confined in its own scratch directory, with an empty environment), hands one to each run, and
+forks a replacement at once. A child is never reused: no state of one plan can reach the next.
+A child that died while it waited (killed from outside) is dropped and replaced, and so is the
+fork server if it dies.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import shutil
+import signal
+import tempfile
+import threading
+from collections import deque
+from typing import Any
+
+from planlang.errors import PlanLimitError
+from planlang.isolation.codec import read_frame
+from planlang.isolation.zygote import Zygote
+
+__all__ = ["Child", "Pool", "default_pool"]
+
+_SIGNAL_KINDS = {
+    signal.SIGSEGV: "crash", signal.SIGBUS: "crash", signal.SIGABRT: "crash",
+    signal.SIGILL: "crash", signal.SIGFPE: "crash", signal.SIGSYS: "crash",
+    signal.SIGXCPU: "seconds", signal.SIGKILL: "killed",
+}  # fmt: skip
+
+
+class Child:
+    """One confined plan process, forked by the pool's fork server, ready for one run."""
+
+    def __init__(self, zygote: Zygote):
+        self.zygote = zygote
+        self.scratch = tempfile.mkdtemp(prefix="planlang-plan-")
+        self.discarded = False
+        self.layers: list[list[Any]] = []
+        try:
+            self.pid, self.reader, self.writer = zygote.fork(self.scratch)
+        except BaseException:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
+        ready = read_frame(self.reader)
+        if not ready or ready[0] != "ready":
+            self.discard()
+            raise RuntimeError("A plan process did not start (see `planlang doctor`).")
+        self.layers = ready[1]
+
+    def alive(self) -> bool:
+        return not self.discarded and self.zygote.exit_code(self.pid) is None
+
+    def discard(self) -> None:
+        """Kill the process (if it still runs) and remove its scratch directory."""
+        if self.discarded:
+            return
+        self.discarded = True
+        if self.zygote.exit_code(self.pid) is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for stream in (self.writer, self.reader):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def death(self) -> PlanLimitError:
+        """Why the process ended, as the plan's limit error."""
+        code = self.zygote.exit_code(self.pid, timeout=5)
+        if code is None:
+            return PlanLimitError("crash", "The plan's process stopped answering.")
+        if code < 0:
+            sig = signal.Signals(-code)
+            kind = _SIGNAL_KINDS.get(sig, "crash")
+            why = {
+                "seconds": "it used up its CPU time limit",
+                "killed": "it was killed (from outside, or by the kernel for memory)",
+            }.get(kind, "it crashed")
+            return PlanLimitError(kind, f"The plan's process ended with {sig.name}: {why}.")
+        return PlanLimitError("crash", f"The plan's process exited with status {code}.")
+
+
+class Pool:
+    """``size`` warm children; ``acquire`` hands one out and starts its replacement."""
+
+    def __init__(self, size: int = 2, *, probes: bool = False, without: tuple[str, ...] = ()):
+        """``probes`` and ``without`` are for tests only (planlang.isolation.testing)."""
+        if size < 1:
+            raise ValueError("A pool needs at least one child.")
+        self.size = size
+        self.probes = probes
+        self.without = without
+        self.last: Child | None = None  # the child handed out last
+        self._zygote: Zygote | None = None
+        self._filler: threading.Thread | None = None
+        self._wanted: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._zygote_lock = threading.Lock()
+        self._ready: deque[Child] = deque()
+        self._starting = 0
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self.closed = False
+        self.started = 0
+
+    def acquire(self) -> Child:
+        """A ready child (waiting for one if none is ready yet)."""
+        while True:
+            with self._lock:
+                child = self._ready.popleft() if self._ready else None
+            self._refill()
+            if child is None:
+                child = self._start()
+            if child.alive():
+                self.last = child
+                return child
+            child.discard()  # died while waiting: drop it, take the next
+
+    def layers(self) -> list[list[Any]]:
+        """The confinement a child of this pool has (waits for one to be ready)."""
+        with self._lock:
+            if self._ready:
+                return list(self._ready[0].layers)
+        child = self._start()
+        with self._lock:
+            self._ready.append(child)
+        return list(child.layers)
+
+    def _zygote_now(self) -> Zygote:
+        with self._zygote_lock:
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
+                self._zygote = Zygote(probes=self.probes, without=self.without)
+            return self._zygote
+
+    def _start(self) -> Child:
+        child = Child(self._zygote_now())
+        with self._lock:
+            self.started += 1
+        return child
+
+    def _refill(self) -> None:
+        with self._lock:
+            missing = self.size - len(self._ready) - self._starting
+            if self.closed or missing <= 0:
+                return
+            self._starting += missing
+            if self._filler is None:  # one thread forks for the pool, woken per run
+                self._filler = threading.Thread(target=self._fill, name="planlang-pool",
+                                                daemon=True)  # fmt: skip
+                self._filler.start()
+        for _ in range(missing):
+            self._wanted.put(None)
+
+    def _fill(self) -> None:
+        while not self.closed:
+            self._wanted.get()
+            self._start_one()
+
+    def _start_one(self) -> None:
+        try:
+            child = self._start()
+        except (OSError, RuntimeError):
+            child = None
+        with self._lock:
+            self._starting -= 1
+            if child is not None:
+                if self.closed:
+                    child.discard()
+                else:
+                    self._ready.append(child)
+            self._changed.notify_all()
+
+    def warm(self) -> None:
+        """Start children until ``size`` are ready (returns when they are)."""
+        self._refill()
+        with self._lock:
+            while self._starting and not self.closed:
+                self._changed.wait(timeout=30)
+
+    def close(self) -> None:
+        self._wanted.put(None)  # wakes the filler, which sees the pool closed
+        with self._lock:
+            self.closed = True
+            children = list(self._ready)
+            self._ready.clear()
+        for child in children:
+            child.discard()
+        with self._zygote_lock:
+            if self._zygote is not None:
+                self._zygote.close()
+                self._zygote = None
+
+
+_default: Pool | None = None
+_default_lock = threading.Lock()
+
+
+def default_pool() -> Pool:
+    """The process-wide pool (two children: this machine's cores)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Pool(2)
+            atexit.register(_default.close)
+        return _default

@@ -1,0 +1,224 @@
+"""The fork server: one warm, pre-imported process that forks a fresh plan process per run.
+
+Starting an interpreter and importing the sandbox costs a few hundred milliseconds of CPU; a
+fork of a process that has done it costs about a millisecond, and the fork starts from the
+server's pristine state, so nothing of one plan can reach the next (each fork runs one plan and
+exits; the server itself never runs plan code). The server enters the user and network
+namespaces once (forks inherit them); each fork then confines itself in its own scratch
+directory (landlock, seccomp, the audit hook: ``confine.enter``) before it says it is ready.
+
+The server stays single-threaded (fork is only safe so). It takes requests on a Unix socket:
+a scratch directory and the two pipe ends of the new child (passed as file descriptors), and
+answers with the child's pid; when a child exits it reports the status, since only the server
+can wait for its children.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from typing import Any
+
+__all__ = ["Zygote", "serve"]
+
+_BOOT = (
+    "import sys, json; config = json.loads(sys.argv[1]); sys.path[:0] = config['path']; "
+    "from planlang.isolation.zygote import serve; serve(config)"
+)
+_ENV = {"MALLOC_ARENA_MAX": "2"}  # not a secret: glibc's arenas, kept inside RLIMIT_AS
+
+
+def serve(config: dict[str, Any]) -> None:
+    """The server's main loop (in its own process)."""
+    from planlang.isolation import child, confine  # imported once, inherited by every fork
+
+    _warm_up()
+    control = socket.socket(fileno=int(config["control"]))
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    without = child.config_without(config)
+    confine._state["readable"] = confine._readable()  # once here, not in every fork
+    namespaces = (
+        [confine.Layer("network namespace", False, "left out (tests only)")]
+        if "network namespace" in without
+        else confine._namespaces()
+    )
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    control.sendall(json.dumps({"ready": [layer.as_list() for layer in namespaces]}).encode())
+    while True:
+        ready, _, _ = select.select([control.fileno(), wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 512)
+            _reap(control)
+        if control.fileno() in ready:
+            data, fds, _, _ = socket.recv_fds(control, 65536, 2)
+            if not data:
+                os._exit(0)  # the host is gone: so are we
+            request = json.loads(data)
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                control.close()
+                os.close(wake_r)
+                os.close(wake_w)
+                _child(config, request["scratch"], fds, namespaces, without)
+            for fd in fds:
+                os.close(fd)
+            control.sendall(json.dumps({"pid": pid}).encode())
+
+
+def _warm_up() -> None:
+    """Run a small plan here once, so every fork starts with the sandbox's caches filled and
+    its lazy imports done (the plans themselves never run in this process)."""
+    from planlang.check import check
+    from planlang.sandbox import deep_stack as stack
+    from planlang.sandbox.inprocess import Sandbox
+    from planlang.sandbox.limits import Limits
+
+    source = (
+        "def f(x):\n    return {'n': x, 'text': f'{x}'}\n"
+        "rows = [f(i) for i in range(50)]\nr = word('a', b=1)\nprint(len(rows))\n"
+        "result = sorted(rows, key=lambda row: -row['n'])[:3]\n"
+    )
+    box = Sandbox(host={"word": lambda a, b=0: {"a": a, "b": b}}, limits=Limits(seconds=30),
+                  log=lambda line: None, isolation="inprocess")  # fmt: skip
+    checked = check(source, "warm-up.py")
+    assert checked.code is not None
+    stack._decisions[checked.code] = False  # inline: the server must stay single-threaded
+    box.run(checked)
+    # What the sandbox imports only when it first needs it: a fork may read no code later
+    # (landlock lets it read only what was loaded before it was confined).
+    import resource  # noqa: F401 - the meter's fallback
+
+    import runtime.stacks  # noqa: F401 - the deep stack's lock
+
+    assert threading.active_count() == 1, "the fork server must not start threads"
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the collector leaves what the forks share alone: fewer copied pages
+
+
+def _child(config: dict[str, Any], scratch: str, fds: list[int], namespaces: Any,
+           without: tuple[str, ...]) -> None:  # fmt: skip
+    from planlang.isolation import child, confine
+
+    try:
+        os.chdir(scratch)
+        reader, writer = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb")
+        layers = confine.enter(scratch, without, namespaces=namespaces)
+        child.serve_one(config, reader, writer, layers)
+    finally:
+        os._exit(3)
+
+
+def _reap(control: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        code = os.waitstatus_to_exitcode(status)
+        control.sendall(json.dumps({"exit": pid, "code": code}).encode())
+
+
+class Zygote:
+    """The host's handle on one fork server."""
+
+    def __init__(self, *, probes: bool = False, without: tuple[str, ...] = ()):
+        host_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {"path": [p for p in sys.path if p], "probes": probes,
+                  "without": list(without), "control": server_end.fileno()}  # fmt: skip
+        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-I", "-c", _BOOT, json.dumps(config)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=dict(_ENV), close_fds=True, pass_fds=(server_end.fileno(),), cwd="/",
+            start_new_session=True,
+        )  # fmt: skip
+        server_end.close()
+        self._control = host_end
+        self._lock = threading.Lock()
+        self._pids: list[int] = []
+        self._pid_ready = threading.Condition(threading.Lock())
+        self._exits: dict[int, int] = {}
+        self._exited = threading.Condition(threading.Lock())
+        first = json.loads(host_end.recv(65536) or b"{}")
+        if "ready" not in first:
+            self.close()
+            raise RuntimeError("The plan fork server did not start (see `planlang doctor`).")
+        self.namespaces = first["ready"]
+        threading.Thread(target=self._listen, name="planlang-zygote", daemon=True).start()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                data = self._control.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                with self._pid_ready:
+                    self._pids.append(-1)
+                    self._pid_ready.notify_all()
+                return
+            message = json.loads(data)
+            if "pid" in message:
+                with self._pid_ready:
+                    self._pids.append(int(message["pid"]))
+                    self._pid_ready.notify_all()
+            elif "exit" in message:
+                with self._exited:
+                    self._exits[int(message["exit"])] = int(message["code"])
+                    self._exited.notify_all()
+
+    def fork(self, scratch: str) -> tuple[int, Any, Any]:
+        """A new child: (pid, file to read its frames from, file to write frames to)."""
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        try:
+            with self._lock:
+                body = json.dumps({"scratch": scratch}).encode()
+                socket.send_fds(self._control, [body], [to_child_r, from_child_w])
+                with self._pid_ready:
+                    while not self._pids:
+                        if not self._pid_ready.wait(timeout=30):
+                            raise RuntimeError("The plan fork server stopped answering.")
+                    pid = self._pids.pop(0)
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        if pid < 0:
+            os.close(to_child_w)
+            os.close(from_child_r)
+            raise RuntimeError("The plan fork server has ended.")
+        return pid, os.fdopen(from_child_r, "rb"), os.fdopen(to_child_w, "wb")
+
+    def exit_code(self, pid: int, timeout: float = 0.0) -> int | None:
+        """The child's exit code (negative: the signal that ended it), if it has ended."""
+        with self._exited:
+            if pid not in self._exits and timeout > 0:
+                self._exited.wait_for(lambda: pid in self._exits, timeout=timeout)
+            return self._exits.get(pid)
+
+    def close(self) -> None:
+        try:
+            self._control.close()
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait(timeout=10)

@@ -1,0 +1,108 @@
+"""The codec between a plan's process and the host: plain data only, shared parts kept, and
+the host's decoder bounded against keys an adversary chose."""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import pytest
+
+from planlang.isolation.codec import (
+    MAX_COLLISIONS,
+    CodecError,
+    Decoder,
+    Encoder,
+    read_frame,
+    write_frame,
+)
+
+
+def _refuse(value: object) -> object:
+    raise CodecError(f"{type(value).__name__} cannot cross")
+
+
+def roundtrip(value: object, *, guarded: bool = True) -> object:
+    stream = io.BytesIO()
+    write_frame(stream, Encoder(_refuse).encode(value))
+    stream.seek(0)
+    return Decoder({}, guarded=guarded).decode(read_frame(stream))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None, True, 0, -1, 2**63, -(2**200), 1.5, float("inf"), -0.0, "", "\udc80 lone surrogate",
+        [1, [2, "x"]], {"a": 1, 2: "b", (1, 2): [3]}, (1, (2, 3)), {1, "a", (2,)},
+        frozenset({1, 2}), {"d": {"d": 1}}, [{"r": 1}, {"i": "ff"}],
+    ],
+)  # fmt: skip
+def test_plain_values_cross_unchanged_with_their_types(value: object) -> None:
+    back = roundtrip(value)
+    assert back == value and type(back) is type(value)
+
+
+def test_shared_parts_stay_shared_and_cycles_survive() -> None:
+    x: list[object] = [0]
+    for _ in range(60):
+        x = [x, x]  # 2**60 nodes as a tree: only sharing makes this cheap
+    back = roundtrip(x)
+    assert isinstance(back, list) and back[0] is back[1]
+    loop: list[object] = []
+    loop.append(loop)
+    again = roundtrip(loop)
+    assert isinstance(again, list) and again[0] is again
+
+
+def test_objects_that_are_not_plain_data_never_cross() -> None:
+    with pytest.raises(CodecError):
+        roundtrip([object()])
+    with pytest.raises(CodecError):
+        roundtrip({"f": len})
+
+
+def test_a_pickle_is_not_a_frame() -> None:
+    """The decoder is JSON: a pickled object (which would run code when unpickled) is refused."""
+    body = pickle.dumps(ValueError("x"))
+    stream = io.BytesIO(len(body).to_bytes(4, "big") + body)
+    with pytest.raises((CodecError, UnicodeDecodeError, ValueError)):
+        read_frame(stream)
+
+
+def test_unknown_tags_and_references_are_refused() -> None:
+    decoder = Decoder({}, guarded=True)
+    for bad in ({"x": 1}, {"r": 5}, {"a": 1, "b": 2}, {"w": 1}):
+        with pytest.raises(CodecError):
+            decoder.decode(bad)
+
+
+def test_a_frame_over_the_limit_is_refused_before_it_is_read() -> None:
+    stream = io.BytesIO((10**6).to_bytes(4, "big") + b"[]")
+    with pytest.raises(CodecError):
+        read_frame(stream, limit=1000)
+
+
+def test_colliding_keys_are_refused_by_the_host() -> None:
+    """Multiples of 2**61 - 1 all hash to 0: a set of them costs n**2 / 2 comparisons in C."""
+    p = 2**61 - 1
+    colliding = set(range(0, (MAX_COLLISIONS + 1) * p, p))
+    with pytest.raises(CodecError, match="collide"):
+        roundtrip(colliding)
+    with pytest.raises(CodecError, match="collide"):
+        roundtrip(dict.fromkeys(colliding))
+    assert roundtrip(colliding, guarded=False) == colliding  # the child trusts the host
+
+
+def test_aliased_tuple_keys_are_refused_by_the_host() -> None:
+    """Hashing ``t = (t, t)`` sixty times walks 2**60 nodes (tuple hashes are not cached). The
+    frames are made by hand: building such a set here would hang this very test."""
+    t: tuple[object, ...] = (0,)
+    for _ in range(60):
+        t = (t, t)
+    as_list = Encoder(_refuse).encode([t])
+    with pytest.raises(CodecError, match="costly"):
+        Decoder({}, guarded=True).decode({"s": as_list})
+    with pytest.raises(CodecError, match="costly"):
+        Decoder({}, guarded=True).decode({"d": [as_list[0], 1]})
+    back = Decoder({}, guarded=True).decode(as_list)  # as a value (not a key) it crosses
+    assert back[0][0] is back[0][1]

@@ -1,0 +1,177 @@
+"""The operating system's layers, tested as if the language layer had already failed.
+
+A test-only probe (``planlang.isolation.testing``; no plan can reach it) runs raw Python in a
+confined child and tries what a sandbox escape would try next: connect to a port this test
+listens on at 127.0.0.1, write a file outside the scratch directory, read the host's API key
+from the environment, start a process. Each layer is tested on its own: the others are left
+out of the child, and kernel layers are tested with the audit hook switched off by the probe
+itself (raw Python can do that; that is why the hook is the last layer, not the only one).
+Where this machine lacks a layer the test says so and skips; it never passes silently.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import planlang.isolation
+from planlang.isolation.pool import Pool
+from planlang.isolation.testing import run_probe
+
+KERNEL = ("network namespace", "landlock", "seccomp")
+HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
+
+
+def attempt(body: str) -> str:
+    """A probe that reports 'blocked: ...' or 'done' (raw Python, indented into a try)."""
+    indented = "".join(f"    {line}\n" for line in body.strip().splitlines())
+    return (
+        "try:\n" + indented + "    result = 'done'\n"
+        "except BaseException as error:\n    result = f'blocked: {type(error).__name__}: {error}'\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def pools() -> Iterator[dict[tuple[str, ...], Pool]]:
+    made: dict[tuple[str, ...], Pool] = {}
+    yield made
+    for pool in made.values():
+        pool.close()
+
+
+def probe(
+    pools: dict[tuple[str, ...], Pool], keep: tuple[str, ...], source: str, also: str = ""
+) -> str:
+    """Run ``source`` in a child that has only the kernel layers in ``keep`` (each must be
+    reported active, and so must ``also``)."""
+    without = tuple(layer for layer in KERNEL if layer not in keep)
+    pool = pools.get(without)
+    if pool is None:
+        pool = pools[without] = Pool(1, probes=True, without=without)
+    active = {name: (on, detail) for name, on, detail in pool.layers()}
+    for layer in (*keep, also) if also else keep:
+        on, detail = active[layer]
+        if not on:
+            pytest.skip(f"the {layer} layer is not active on this machine: {detail}")
+    return str(run_probe(pool, source))
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.3)
+    yield server
+    server.close()
+
+
+def connect_source(port: int) -> str:
+    return attempt(f"import socket\ns = socket.socket()\ns.settimeout(3)\n"
+                   f"s.connect(('127.0.0.1', {port}))\n")  # fmt: skip
+
+
+def assert_nobody_connected(server: socket.socket) -> None:
+    with pytest.raises(TimeoutError):
+        server.accept()
+
+
+def test_every_layer_is_reported_with_what_it_does() -> None:
+    layers = planlang.isolation.layers()
+    names = [layer["name"] for layer in layers]
+    for name in ("process", "environment", "user namespace", *KERNEL, "audit hook",
+                 "resource limits"):  # fmt: skip
+        assert name in names
+    assert all(layer["detail"] for layer in layers)  # a missing layer says why
+
+
+@pytest.mark.parametrize("layer", KERNEL)
+def test_no_connection_leaves_the_child(pools, listener, layer) -> None:  # type: ignore[no-untyped-def]
+    port = listener.getsockname()[1]
+    outcome = probe(pools, (layer,), HOOK_OFF + connect_source(port))
+    assert outcome.startswith("blocked"), outcome
+    assert_nobody_connected(listener)
+
+
+def test_the_audit_hook_alone_refuses_a_socket(pools, listener) -> None:  # type: ignore[no-untyped-def]
+    outcome = probe(pools, (), connect_source(listener.getsockname()[1]))
+    assert outcome.startswith("blocked: PermissionError") and "audit hook" in outcome, outcome
+    assert_nobody_connected(listener)
+
+
+def test_no_file_is_written_outside_the_scratch_directory(pools, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "pwned.txt"
+    write = attempt(f"open({str(target)!r}, 'w').write('x')")
+    assert probe(pools, ("landlock",), HOOK_OFF + write).startswith("blocked")
+    assert probe(pools, (), write).startswith("blocked: PermissionError")  # the hook alone
+    assert not target.exists()
+    inside = attempt("open('scratch.txt', 'w').write('ok')")  # the scratch directory is fine
+    assert probe(pools, ("landlock",), HOOK_OFF + inside) == "done"
+
+
+def test_the_hosts_api_key_never_reaches_the_child(pools, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("LLM_API_KEY", "sk-test-not-a-real-key")
+    for pool in pools.values():  # children made from here on start under this environment
+        pool.close()
+    pools.clear()
+    try:
+        seen = probe(pools, KERNEL, HOOK_OFF + "import os\nresult = sorted(os.environ)\n")
+        assert "LLM_API_KEY" not in seen
+        parent = attempt(f"open('/proc/{os.getpid()}/environ', 'rb').read()")  # the host's
+        # the user namespace (entered with the network one) holds no right over the host
+        assert probe(pools, ("network namespace",), HOOK_OFF + parent, also="user namespace"
+                     ).startswith("blocked")  # fmt: skip
+        assert probe(pools, (), parent).startswith("blocked: PermissionError")
+    finally:
+        for pool in pools.values():
+            pool.close()
+        pools.clear()
+
+
+@pytest.mark.parametrize("layer", ["seccomp", "landlock"])
+def test_no_process_can_be_started(pools, tmp_path: Path, layer: str) -> None:  # type: ignore[no-untyped-def]
+    marker = tmp_path / "spawned"
+    spawn = attempt(f"import subprocess\nsubprocess.run(['/bin/touch', {str(marker)!r}])")
+    assert probe(pools, (layer,), HOOK_OFF + spawn).startswith("blocked")
+    assert probe(pools, (), spawn).startswith("blocked: PermissionError")  # the hook alone
+    assert not marker.exists()
+    if layer == "seccomp":
+        fork = attempt("import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)")
+        assert probe(pools, (layer,), HOOK_OFF + fork).startswith("blocked")
+    assert os.environ.get("PLANLANG_PROBE") is None
+
+
+def test_planlang_doctor_prints_each_layer_and_the_isolation() -> None:
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("PLANLANG_ISOLATION", None)  # the default, as a user gets it
+    done = subprocess.run(
+        [sys.executable, "-m", "planlang", "doctor", "--json"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["isolation"] == "process"
+    names = {layer["name"] for layer in report["layers"]}
+    assert {"network namespace", "seccomp", "landlock", "audit hook"} <= names
+    missing = [layer for layer in report["layers"] if not layer["active"]]
+    assert done.returncode == (1 if missing else 0), done.stderr
+
+
+def test_no_file_of_the_host_is_read(pools, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A project's .env (an API key in a file) is out of reach: only the code the child runs
+    may be read."""
+    secret = tmp_path / ".env"
+    secret.write_text("LLM_API_KEY=sk-test-not-a-real-key\n")
+    read = attempt(f"open({str(secret)!r}).read()")
+    assert probe(pools, ("landlock",), HOOK_OFF + read).startswith("blocked")
+    listing = attempt(f"import os\nos.listdir({str(tmp_path)!r})")
+    assert probe(pools, ("landlock",), HOOK_OFF + listing).startswith("blocked")
+    code = attempt("import json\nresult = json.dumps([1])")  # its own code: still readable
+    assert probe(pools, ("landlock",), HOOK_OFF + code) == "done"
