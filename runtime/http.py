@@ -106,8 +106,11 @@ class HTTPClient:
     def _parse(self, response: httpx.Response, model: str, seconds: float) -> Reply:
         try:
             payload = response.json()
-            message = payload["choices"][0]["message"]
+            choice = payload["choices"][0]
+            message = choice["message"]
             text = message["content"]
+            finish = choice.get("finish_reason")
+            finish = None if finish is None else str(finish)
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
             usage = payload.get("usage") or {}
@@ -129,6 +132,7 @@ class HTTPClient:
             pass
         return Reply(
             text=text,
+            finish=finish,
             data=data,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,

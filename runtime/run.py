@@ -102,8 +102,8 @@ class Run:
     def max_turns_per_worker(self) -> int:
         return 1 + self.settings.max_repair_turns + self.settings.max_check_retries
 
-    def start(self, plan: Plan) -> None:
-        """Run ``plan(run)`` on a background thread; see ``wait`` and ``cancel``.
+    def start(self, plan: Plan) -> Run:
+        """Run ``plan(run)`` on a background thread and return the run (``wait``, ``cancel``).
 
         A plan is a callable: trusted code an embedder wrote, or planlang's ``ApprovedPlan``.
         Source text and code objects are refused, so model-written code runs only approved.
@@ -123,6 +123,7 @@ class Run:
         self._thread.daemon = True
         with thread_stack(self.settings.thread_stack_mb):
             self._thread.start()
+        return self
 
     def _main(self, plan: Plan) -> None:
         try:
@@ -266,6 +267,9 @@ class Run:
             reason = exc.reason if isinstance(exc, WorkerFailed) else str(exc)
             self._finish(record, "failed", error=reason)
             return None
+        except BaseException as exc:  # a defect below: the record still says how it ended
+            self._finish(record, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+            raise
         self._finish(record, "done", result=value)
         return value
 

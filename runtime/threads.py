@@ -42,6 +42,7 @@ class WorkerRecord:
         self.replies.append(
             {
                 "text": reply.text,
+                "finish": reply.finish,
                 "cached": reply.cached,
                 "standin": reply.standin,
                 "credits": reply.credits,

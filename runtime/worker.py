@@ -126,11 +126,9 @@ def converse(
                 problems = [str(exc)]
             if problems:
                 if repairs_left == 0:
-                    raise WorkerFailed(
-                        record.id, "the answer does not match its schema: " + "; ".join(problems)
-                    )
+                    raise WorkerFailed(record.id, _failed_text(problems, reply.cut_off))
                 repairs_left -= 1
-                messages.append({"role": "user", "content": _repair_text(problems)})
+                messages.append({"role": "user", "content": _repair_text(problems, reply.cut_off)})
                 continue
         if check is not None:
             try:
@@ -153,8 +151,21 @@ def converse(
         return value
 
 
-def _repair_text(problems: list[str]) -> str:
+_CUT_OFF = "cut off at the length limit (finish_reason 'length')"
+
+
+def _failed_text(problems: list[str], cut_off: bool) -> str:
+    cause = f"was {_CUT_OFF}, so it " if cut_off else ""
+    return f"the answer {cause}does not match its schema: " + "; ".join(problems)
+
+
+def _repair_text(problems: list[str], cut_off: bool) -> str:
     listed = "\n".join(f"- {p}" for p in problems)
+    if cut_off:
+        return (
+            f"Your answer was {_CUT_OFF}, before the JSON was complete:\n"
+            f"{listed}\nReply again with only the JSON, shorter, so that it fits."
+        )
     return (
         "Your answer does not match the required JSON schema:\n"
         f"{listed}\nReply again with only the corrected JSON."
