@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from planlang.values import HostWord
 from runtime import Run
 
 __all__ = ["run_words", "WorkerOrigins"]
@@ -80,7 +81,8 @@ def run_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], Work
         "agent": agent,
         "parallel": parallel,
         "stream": stream,
-        "phase": run.phase,
-        "log": run.log,
+        # Their arguments become text as the plan's own str makes it: priced, in the plan.
+        "phase": HostWord(run.phase, text=True),
+        "log": HostWord(run.log, text=True),
     }
     return words, origins

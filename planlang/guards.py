@@ -109,7 +109,7 @@ class Guards(SizeGuards):
             f"{name!r} is not an attribute a plan may use on a {type(obj).__name__} value."
         )
 
-    host_word: Callable[..., Any]  # (name, fn, fresh=False) -> a host word; set by the sandbox
+    host_word: Callable[..., Any]  # (name, fn, fresh=False, text=False) -> a host word; sandbox
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from planlang.binding import run_words
@@ -93,7 +93,9 @@ class PriceReport:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Without the rehearsals: asdict copies without a memo, so a rehearsal's result made of
+        # cycles or shared structure would never finish copying, and the report has no results.
+        data = asdict(replace(self, rehearsals=[]))
         data.pop("rehearsals")
         data["ok"] = self.ok
         return data

@@ -24,7 +24,7 @@ from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.guards import Guards
 from planlang.limits import Limits, Meter
-from planlang.plantypes import PLAN_TYPES
+from planlang.plantypes import PLAN_TYPES, PlanStr
 from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
 from planlang.values import SCALARS, freeze, thaw
 from planlang.walks import TEXT_SCALARS
@@ -206,8 +206,8 @@ class Sandbox:
         used = used_names(code)
         namespace: dict[str, Any] = {"__name__": "plan"}
         guards = Guards(meter, namespace)
-        guards.host_word = lambda name, fn, fresh=False: host_word(
-            name, fn, meter, namespace, fresh
+        guards.host_word = lambda name, fn, fresh=False, text=False: host_word(
+            name, fn, meter, namespace, fresh, PlanStr(str, guards) if text else None
         )
         plan_builtins = {name: _BASE_BUILTINS[name] for name in used & _BASE_NAMES}
         for name in used & _RUN_BUILTIN_NAMES:

@@ -12,6 +12,7 @@ and a rerun replays the same turns for free.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Callable
@@ -132,11 +133,18 @@ def converse(
                 continue
         if check is not None:
             try:
-                problem = check(value)
+                # A copy: the check is the plan's code, and the value is what the run records.
+                problem = check(copy.deepcopy(value))
             except Exception as exc:
                 raise WorkerFailed(
                     record.id, f"its check raised {type(exc).__name__}: {exc}"
                 ) from None
+            if problem is not None and not isinstance(problem, str | bool):
+                # Never str() a plan's value here: text of a shared structure is unpriced work.
+                raise WorkerFailed(
+                    record.id, f"its check returned a {type(problem).__name__}, not a problem "
+                    "(a str) or None",
+                )  # fmt: skip
             if problem:
                 if checks_left == 0:
                     raise WorkerFailed(record.id, f"its check still finds a problem: {problem}")
