@@ -41,11 +41,15 @@ def _project(config: str | None) -> Project:
 
 
 def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
+    try:
+        host = project.host_provider()
+    except ProjectError as error:
+        raise PlanFileError(str(error)) from None
     return Gate(
         project.policy,
         store=project.state_dir / "gate.db",
         settings=project.settings,
-        host=project.host_provider(),
+        host=host,
         inputs=project.inputs,
         seeds=seeds,
         latency=latency,

@@ -11,6 +11,7 @@ never rests on samples alone.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -53,11 +54,13 @@ class Problem:
     message: str
     line: int | None
     seeds: tuple[int, ...]
+    count: int = 1  # how often the most affected rehearsal met it (200 refused workers: 200)
 
     def render(self, filename: str) -> str:
         where = f"{filename}:{self.line}" if self.line else filename
         seeds = ",".join(map(str, self.seeds))
-        return f"{where}: {self.kind}: {self.message} (seeds {seeds})"
+        times = f" ({self.count} times)" if self.count > 1 else ""
+        return f"{where}: {self.kind}: {self.message}{times} (seeds {seeds})"
 
 
 @dataclass
@@ -116,7 +119,8 @@ def rehearse(
     llm = LLM(ledger=None, client=None, budget=Budget(None),
               standin=StandIn(seed, on_call=clock.tick), settings=settings)  # fmt: skip
     steps = (limits or Limits()).steps
-    run = Run(f"rehearsal seed {seed}", llm=llm, settings=deep_settings(settings, steps))
+    # One title for every seed: a problem that names it reads the same, and merges, across seeds.
+    run = Run("rehearsal", llm=llm, settings=deep_settings(settings, steps))
     words, origins = run_words(run, checked.filename)
     fan_out, streamed = words["parallel"], words["stream"]
     words["parallel"] = lambda thunks: clock.parallel(fan_out, thunks, run.in_worker())
@@ -148,8 +152,9 @@ def rehearse(
         line = origins.lines.get(record.label or "")
         if record.status == "failed":
             problems.append(("worker", record.error or "the worker failed", line))
-        elif record.status == "refused":
-            problems.append(("runaway", record.error or "worker refused", line))
+        elif record.status == "refused":  # one problem for all: the worker number is not news
+            problems.append(("runaway", f"a worker asked to start past max_agents="
+                             f"{run.max_agents}", line))  # fmt: skip
     wall = clock.total()
     return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result)
 
@@ -225,11 +230,15 @@ def _spreads(rehearsals: Sequence[Rehearsal], key: str) -> dict[str, dict[str, S
 
 
 def _merge_problems(rehearsals: Sequence[Rehearsal]) -> list[Problem]:
+    """One problem per distinct (kind, message, line), with its seeds and its count."""
     seen: dict[tuple[str, str, int | None], list[int]] = {}
+    most: Counter[tuple[str, str, int | None]] = Counter()
     for rehearsal in rehearsals:
-        for problem in rehearsal.problems:
+        here = Counter(rehearsal.problems)
+        for problem, times in here.items():
             seen.setdefault(problem, []).append(rehearsal.seed)
+            most[problem] = max(most[problem], times)
     return [
-        Problem(kind, message, line, tuple(dict.fromkeys(seeds)))
+        Problem(kind, message, line, tuple(dict.fromkeys(seeds)), most[kind, message, line])
         for (kind, message, line), seeds in seen.items()
     ]
