@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from planlang.values import HostWord
+from planlang.sandbox.wall import HostWord
 from runtime import Run
 
 __all__ = ["run_words", "WorkerOrigins"]
