@@ -8,25 +8,23 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.live import Live
 
 from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
-from planlang.errors import PlanError, PlanRefused
+from planlang.errors import PlanRefused
 from planlang.execute import RUN_LIMITS
-from planlang.gate import Gate, TamperedPlan
+from planlang.gate import Gate
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
+from planlang.run_records import list_runs, new_run_folder, read_meta
+from planlang.run_watch import WatchOptions, send_request, watch
 from planlang.sandbox.deep_stack import deep_settings
-from runtime import LLM, Budget, Ledger, Run, RunError, http_client
-
-EXIT_INTERRUPTED = 130
+from runtime import LLM, Budget, Ledger, Run, http_client
 
 config_option = click.option(
     "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
@@ -149,9 +147,16 @@ def held_command(config: str | None) -> None:
 @click.argument("path")
 @click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
 @click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@click.option("--allow-failed-workers", is_flag=True,
+              help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
+@click.option("--wait-at-budget", is_flag=True,
+              help="Off a terminal: wait at the cap (planlang raise), do not stop.")  # fmt: skip
 @config_option
-def run_command(path: str, replay: bool, budget: float | None, config: str | None) -> None:
-    """Run an approved plan (submitting it to the gate first if it is new)."""
+def run_command(path: str, replay: bool, budget: float | None, allow_failed_workers: bool,
+                wait_at_budget: bool, config: str | None) -> None:  # fmt: skip
+    """Run an approved plan (submitting it to the gate first if it is new).
+
+    The plan's result is printed on stdout as JSON; progress and status go to stderr."""
     plan = read_plan(path)
     project = _project(config)
     gate = _gate(project)
@@ -181,103 +186,103 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
                                  retries=settings.retries)  # fmt: skip
         except ValueError as error:
             raise PlanFileError(str(error)) from None
-    run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + approved.sha256[:8]
-    folder = project.state_dir / "runs" / run_id
+    folder = new_run_folder(project.state_dir / "runs", approved.sha256)
     ledger = Ledger(project.state_dir / "answers.db")
     llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
               mode="replay" if replay else "collect", settings=settings)  # fmt: skip
     run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
               events_path=folder / "events.jsonl")  # fmt: skip
-    code = _watch(run, approved, folder, path, "replay" if replay else "collect")
+    options = WatchOptions(allow_failed_workers=allow_failed_workers,
+                           wait_at_budget=wait_at_budget)  # fmt: skip
+    code = watch(run, approved, folder, filename=path, sha256=approved.sha256,
+                 mode="replay" if replay else "collect", options=options)  # fmt: skip
     ledger.close()
     if client is not None:
         client.close()
     sys.exit(code)
 
 
-def _watch(run: Run, approved: Any, folder: Path, path: str, mode: str) -> int:
-    console = Console(stderr=True)
-    run.start(approved)
-    outcome: Any = None
-    code = EXIT_OK
-    try:
-        with Live(run.statusline(), console=console, refresh_per_second=4,
-                  transient=False) as live:  # fmt: skip
-            while True:
-                try:
-                    outcome = run.wait(timeout=0.25)
-                    break
-                except TimeoutError:
-                    live.update(run.statusline())
-            live.update(run.statusline())
-    except KeyboardInterrupt:
-        # Ctrl-C may land outside run.wait (say, while the status line redraws): cancel here
-        # too, and let workers already talking finish, so nothing is left running.
-        code = EXIT_INTERRUPTED
-        run.cancel("interrupted (Ctrl-C)")
-        _finish_quietly(run)
-        console.print("Interrupted: the run was cancelled; run again to resume from the ledger.")
-    except (PlanError, RunError, TamperedPlan) as error:
-        code = EXIT_REFUSED
-        console.print(f"[red]The run failed:[/red] {type(error).__name__}: {error}",
-                      highlight=False)  # fmt: skip
-    _save(run, folder, path, mode, outcome)
-    console.print(f"Run {folder.name}: {run.status}. Details: planlang show {folder.name}")
-    return code
+# -- runs / show / result / raise / cancel ---------------------------------------------------
 
 
-def _finish_quietly(run: Run) -> None:
-    """Wait for a cancelled run to wind down; its error is already recorded on the run."""
-    while True:
-        try:
-            run.wait()
-            return
-        except KeyboardInterrupt:
-            continue  # a second Ctrl-C while winding down: keep winding down
-        except BaseException:  # noqa: BLE001 - the run's own outcome, already on run.error
-            return
-
-
-def _save(run: Run, folder: Path, path: str, mode: str, result: Any) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "id": folder.name, "filename": path, "status": run.status, "mode": mode,
-        "finished": time.time(), "accounting": run.accounting.to_dict(),
-        "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
-    }  # fmt: skip
-    for name, data in (("meta.json", meta), ("threads.json", run.threads_json()),
-                       ("result.json", result)):  # fmt: skip
-        tmp = folder / (name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-        tmp.replace(folder / name)
-
-
-# -- runs / show -----------------------------------------------------------------------------
+def _run_folder(config: str | None, run_id: str) -> Path:
+    folder = _project(config).state_dir / "runs" / run_id
+    if read_meta(folder) is None:
+        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
+    return folder
 
 
 @cli.command("runs")
 @config_option
 def runs_command(config: str | None) -> None:
-    """List past runs, newest last."""
-    folder = _project(config).state_dir / "runs"
-    metas = sorted(folder.glob("*/meta.json")) if folder.exists() else []
+    """List past runs, oldest first (a run whose process is gone without an end record is
+    listed as interrupted)."""
+    metas = list_runs(_project(config).state_dir / "runs")
     if not metas:
         click.echo("No runs yet.")
-    for meta_path in metas:
-        meta = json.loads(meta_path.read_text())
-        total = meta["accounting"]["total"]
-        click.echo(f"{meta['id']}  {meta['status']:<9}  {meta['filename']}  "
-                   f"{total['calls']} calls  {total['credits']:.4g} credits")  # fmt: skip
+    for meta in metas:
+        total = meta.get("accounting", {}).get("total", {})
+        calls, credits = total.get("calls", 0), total.get("credits", 0.0)
+        click.echo(f"{meta['id']}  {meta['status']:<17}  {meta.get('filename')}  "
+                   f"{calls} calls  {credits:.4g} credits")  # fmt: skip
 
 
 @cli.command("show")
 @click.argument("run_id")
 @config_option
 def show_command(run_id: str, config: str | None) -> None:
-    """Print a run's phases, workers and costs."""
-    folder = _project(config).state_dir / "runs" / run_id
-    if not (folder / "meta.json").exists():
-        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
-    meta = json.loads((folder / "meta.json").read_text())
-    threads = json.loads((folder / "threads.json").read_text())
+    """Print a run's phases, workers, costs and result."""
+    folder = _run_folder(config, run_id)
+    meta = read_meta(folder) or {}
+    threads_path = folder / "threads.json"
+    threads = json.loads(threads_path.read_text()) if threads_path.exists() else []
     print_run(meta, threads, Console())
+    result_path = folder / "result.json"
+    if result_path.exists():
+        click.echo("Result (planlang result " + run_id + "):")
+        click.echo(result_path.read_text(encoding="utf-8"))
+
+
+@cli.command("result")
+@click.argument("run_id")
+@config_option
+def result_command(run_id: str, config: str | None) -> None:
+    """Print a run's result as JSON (exit 1 if the run has none yet)."""
+    folder = _run_folder(config, run_id)
+    result_path = folder / "result.json"
+    if not result_path.exists():
+        meta = read_meta(folder) or {}
+        click.echo(f"Run {run_id} has no result ({meta.get('status')}).", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def _live_folder(config: str | None, run_id: str) -> Path:
+    folder = _run_folder(config, run_id)
+    meta = read_meta(folder) or {}
+    if meta.get("status") != "running":
+        raise PlanFileError(f"run {run_id!r} is not running ({meta.get('status')})")
+    return folder
+
+
+@cli.command("raise")
+@click.argument("run_id")
+@click.argument("cap", type=click.FloatRange(0))
+@config_option
+def raise_command(run_id: str, cap: float, config: str | None) -> None:
+    """Raise the credit cap of a live run (from another shell)."""
+    if not send_request(_live_folder(config, run_id), {"raise": cap}):
+        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(f"Run {run_id}: the cap is now {cap:.4g}.")
+
+
+@cli.command("cancel")
+@click.argument("run_id")
+@config_option
+def cancel_command(run_id: str, config: str | None) -> None:
+    """Cancel a live run (from another shell); calls on the wire finish and are stored."""
+    if not send_request(_live_folder(config, run_id), {"cancel": True}):
+        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(f"Run {run_id}: cancelled.")

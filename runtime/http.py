@@ -87,6 +87,11 @@ class HTTPClient:
             raise ClientError(
                 f"The call to {self.url} timed out ({type(exc).__name__}).", retryable=True
             ) from None
+        except httpx.ConnectError as exc:  # nothing listening, no route, no such host
+            message = self._redact(str(exc)) or type(exc).__name__
+            raise ClientError(
+                f"The endpoint {self.url} is unreachable: {message}", retryable=True
+            ) from None
         except httpx.TransportError as exc:
             message = self._redact(str(exc)) or type(exc).__name__
             raise ClientError(

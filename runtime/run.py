@@ -66,6 +66,8 @@ class Run:
         self.result: Any = None
         self.error: BaseException | None = None
         self.phase_name = "main"
+        self.phases: list[str] = ["main"]  # in the order the plan started them
+        self.fanned: dict[str, int] = {}  # thunks handed to parallel/stream, per phase
         self._status = "created"
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
@@ -209,6 +211,9 @@ class Run:
     def phase(self, name: str) -> None:
         """Start a named phase; workers and calls are accounted to it."""
         self.phase_name = str(name)
+        with self._lock:
+            if self.phase_name not in self.phases:
+                self.phases.append(self.phase_name)
         self.log_events.emit("phase", name=self.phase_name)
 
     def log(self, message: Any) -> None:
@@ -337,11 +342,21 @@ class Run:
 
     def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
         """Run thunks in parallel and wait for all; results in the order given."""
+        thunks = list(thunks)
+        self._fanned(len(thunks))
         return self.fan_out.parallel(thunks)
 
     def stream(self, thunks: Iterable[Thunk], then: Callable[[Any], Any] | None = None) -> Stream:
         """Yield ``(index, result)`` as workers finish; see ``runtime.stream.Stream``."""
-        return Stream(self.fan_out, list(thunks), then)
+        thunks = list(thunks)
+        self._fanned(len(thunks))
+        return Stream(self.fan_out, thunks, then)
+
+    def _fanned(self, count: int) -> None:
+        """A fan-out from the plan (not a nested, inline one) tells progress its total."""
+        if not self.fan_out.in_worker():
+            with self._lock:
+                self.fanned[self.phase_name] = self.fanned.get(self.phase_name, 0) + count
 
     def _thunk_failed(self, index: int, exc: Exception) -> None:
         self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
@@ -357,6 +372,12 @@ class Run:
     def counts(self) -> dict[str, int]:
         with self._lock:
             return dict(self._counts)
+
+    def progress(self) -> tuple[list[tuple[str, str]], list[str], dict[str, int]]:
+        """(phase, status) of every worker, the phases in order, and thunks fanned per phase."""
+        with self._lock:
+            records = [(record.phase, record.status) for record in self.threads]
+            return records, list(self.phases), dict(self.fanned)
 
     def statusline(self) -> str:
         """One line for a live display: phase, workers, credits, and whether it is paused."""
