@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -216,3 +217,37 @@ def test_cancel_from_another_shell_ends_a_live_run(project, server):
     assert metas(project)[0]["status"] == "cancelled"
     late = planlang(project, "raise", meta["id"], "10")
     assert late.returncode == 2 and "is not running (cancelled)" in late.stderr
+
+
+def test_on_a_terminal_the_run_pauses_at_the_cap_and_asks_for_a_new_one(project, server):
+    import pty
+
+    master, slave = pty.openpty()
+    command = [sys.executable, "-m", "planlang", "run", "plan.py", "--budget", "1"]
+    proc = subprocess.Popen(command, cwd=project, env=env_for(server.base_url), stdin=slave,
+                            stderr=slave, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120  # a hang guard
+    while b"New cap, or 'stop'" not in seen:
+        assert time.monotonic() < deadline, seen.decode(errors="replace")
+        try:
+            seen += os.read(master, 4096)
+        except OSError:
+            break
+    assert b"Paused at the budget: spent 1 of the cap 1." in seen
+    os.write(master, b"10\n")
+    drain = threading.Thread(target=lambda: _read_all(master), daemon=True)
+    drain.start()  # the live view keeps drawing: never let the terminal's buffer fill
+    out, _ = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0 and json.loads(out) == EXPECTED
+    assert server.requests == 6
+
+
+def _read_all(fd):
+    try:
+        while os.read(fd, 4096):
+            pass
+    except OSError:
+        pass
