@@ -22,6 +22,7 @@ from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.run_records import list_runs, new_run_folder, read_meta
+from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, send_request, watch
 from planlang.sandbox.deep_stack import deep_settings
 from runtime import LLM, Budget, Ledger, Run, http_client
@@ -149,11 +150,14 @@ def held_command(config: str | None) -> None:
 @click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
 @click.option("--allow-failed-workers", is_flag=True,
               help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
+@click.option("--retry-failed", is_flag=True,
+              help="Ask the workers that failed in the plan's last run again, under a fresh "
+                   "sample index (the old answers stay in the ledger).")  # fmt: skip
 @click.option("--wait-at-budget", is_flag=True,
               help="Off a terminal: wait at the cap (planlang raise), do not stop.")  # fmt: skip
 @config_option
 def run_command(path: str, replay: bool, budget: float | None, allow_failed_workers: bool,
-                wait_at_budget: bool, config: str | None) -> None:  # fmt: skip
+                retry_failed: bool, wait_at_budget: bool, config: str | None) -> None:  # fmt: skip
     """Run an approved plan (submitting it to the gate first if it is new).
 
     The plan's result is printed on stdout as JSON; progress and status go to stderr."""
@@ -186,12 +190,17 @@ def run_command(path: str, replay: bool, budget: float | None, allow_failed_work
                                  retries=settings.retries)  # fmt: skip
         except ValueError as error:
             raise PlanFileError(str(error)) from None
+    resample = retry_failed_workers(project.state_dir / "runs", approved.sha256) if retry_failed \
+        else None  # fmt: skip
+    if resample is not None:
+        click.echo(f"Retrying {resample.retried} failed worker(s) under a fresh sample index.",
+                   err=True)  # fmt: skip
     folder = new_run_folder(project.state_dir / "runs", approved.sha256)
     ledger = Ledger(project.state_dir / "answers.db")
     llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
               mode="replay" if replay else "collect", settings=settings)  # fmt: skip
     run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
-              events_path=folder / "events.jsonl")  # fmt: skip
+              events_path=folder / "events.jsonl", resample=resample)  # fmt: skip
     options = WatchOptions(allow_failed_workers=allow_failed_workers,
                            wait_at_budget=wait_at_budget)  # fmt: skip
     code = watch(run, approved, folder, filename=path, sha256=approved.sha256,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from runtime import Run
 
-__all__ = ["PhaseProgress", "phase_line", "phase_progress", "run_line", "summary"]
+__all__ = ["PhaseProgress", "phase_line", "phase_progress", "run_line"]
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,3 @@ def _clock(seconds: float) -> str:
     if minutes < 60:
         return f"{minutes}:{secs:02d}"
     return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
-
-
-def summary(run: Run, started: float, status: str) -> list[str]:
-    """The final lines: one per phase, then the run with the status it is recorded with."""
-    phases = phase_progress(run)
-    return [phase_line(p) for p in phases] + [run_line(run, started, phases, status)]

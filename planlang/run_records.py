@@ -28,8 +28,8 @@ from typing import Any
 
 from planlang import result_json
 
-__all__ = ["failure_groups", "list_runs", "new_run_folder", "read_meta", "write_end",
-           "write_json", "write_start"]  # fmt: skip
+__all__ = ["failure_groups", "list_runs", "new_run_folder", "read_meta", "retry_failed",
+           "write_end", "write_json", "write_start"]  # fmt: skip
 
 END_STATUSES = ("completed", "failed", "cancelled", "interrupted", "stopped-at-budget")
 
@@ -107,6 +107,36 @@ def _alive(pid: Any) -> bool:
     except PermissionError:
         return True
     return True
+
+
+class FreshSamples:
+    """A ``Run.resample``: the questions to ask again, each with the index to ask under."""
+
+    def __init__(self, fresh: dict[tuple[Any, ...], int]) -> None:
+        self.fresh = fresh
+        self.retried = len(fresh)
+
+    def __call__(self, label: str | None, prompt: str, role: str | None, sample: int) -> int:
+        return self.fresh.get((label, prompt, role, sample), sample)
+
+
+def retry_failed(runs_dir: Path, sha256: str) -> FreshSamples:
+    """A ``Run.resample`` asking the failed workers of the plan's last run under a fresh index.
+
+    A worker is the same question when its label, prompt, role and the sample the plan asked
+    for are the same; it gets the index it last used plus one, so its stored bad answer stays
+    in the ledger (replayable) and is not the answer again. Every other worker keeps its index.
+    """
+    last = [m for m in list_runs(runs_dir) if m.get("sha256") == sha256
+            and (runs_dir / m["id"] / "threads.json").exists()]  # fmt: skip
+    fresh: dict[tuple[Any, ...], int] = {}
+    if last:
+        threads = json.loads((runs_dir / last[-1]["id"] / "threads.json").read_text())
+        for t in threads:
+            if t["status"] == "failed":
+                key = (t["label"], t["prompt"], t["role"], t.get("asked_sample", 0))
+                fresh[key] = t.get("sample", 0) + 1
+    return FreshSamples(fresh)
 
 
 def failure_groups(threads: list[dict[str, Any]]) -> list[tuple[str, int, list[int]]]:

@@ -85,7 +85,7 @@ def watch(run: Run, plan: Any, folder: Path, *, filename: str, sha256: str, mode
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         display.stop()
-    return _finish(run, folder, started, ending, options, cap)
+    return _finish(run, folder, display, ending, options)
 
 
 def _ended(run: Run) -> bool:
@@ -201,16 +201,15 @@ def _apply_requests(run: Run, folder: Path) -> None:
 # -- the end ---------------------------------------------------------------------------------
 
 
-def _finish(run: Run, folder: Path, started: float, ending: _Ending, options: WatchOptions,
-            cap: float | None) -> int:  # fmt: skip
+def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
+            options: WatchOptions) -> int:  # fmt: skip
     threads = run.threads_json()
     groups = failure_groups(threads)
     status = ending.status or run.status
     if status == "completed" and groups and not options.allow_failed_workers:
         status = "failed"
     write_end(folder, status=status, run=run, result=run.result, cap=run.llm.budget.cap)
-    for line in progress.summary(run, started, status):
-        click.echo(line, err=True)
+    display.summary(status)
     failed = sum(count for _, count, _ in groups)
     if groups:
         click.echo(f"{failed} worker(s) failed, by reason:", err=True)
@@ -267,6 +266,15 @@ class _Display:
             if p.name not in self._seen:
                 self._seen.append(p.name)
                 click.echo(progress.phase_line(p), err=True)
+
+    def summary(self, status: str) -> None:
+        """The last lines: each phase not yet said (piped: every phase exactly once), the run."""
+        phases = progress.phase_progress(self._run)
+        for p in phases:
+            if p.name not in self._seen:
+                self._seen.append(p.name)
+                click.echo(progress.phase_line(p), err=True)
+        click.echo(progress.run_line(self._run, self._started, phases, status), err=True)
 
     def pause(self) -> None:
         """Clear the live view for a prompt; the next tick draws it again."""

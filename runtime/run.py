@@ -33,6 +33,8 @@ from .threads import WorkerRecord
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
+# (label, prompt, role, the plan's sample) -> the sample index to ask under
+Resample = Callable[[str | None, str, str | None, int], int]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
 
@@ -49,8 +51,12 @@ class Run:
         max_agents: int | None = None,
         events_path: str | Path | None = None,
         settings: Settings | None = None,
+        resample: Resample | None = None,
     ) -> None:
         self.title = title
+        # Which sample index to ask a question under (see Resample): a retry of workers that
+        # failed asks them again under a fresh index, so the stored bad answer is not replayed.
+        self.resample = resample
         self.llm = llm
         self.settings = settings if settings is not None else llm.settings
         self.concurrency = concurrency or self.settings.concurrency
@@ -240,6 +246,10 @@ class Run:
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
+        record.asked_sample = sample
+        if self.resample is not None:
+            sample = self.resample(label, str(prompt), model, sample)
+        record.sample = sample
         self._slots.get()  # at most `concurrency` agents talk at once
         try:
             return self._talk(record, prompt, schema, model, system, data, sample, check)

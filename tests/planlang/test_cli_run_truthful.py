@@ -251,3 +251,46 @@ def _read_all(fd):
             pass
     except OSError:
         pass
+
+
+# -- 5: --retry-failed asks the failed workers again, under a fresh sample index --------------
+
+
+def test_retry_failed_asks_again_and_deletes_nothing(project, server):
+    asked = {"question 2": 0}
+
+    def responder(body):
+        first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if first.startswith("question 2"):
+            asked["question 2"] += 1
+            if asked["question 2"] <= 2:  # the first answer and its repair: not JSON
+                return "I would rather not."
+        return json.dumps({"answer": first.split("\n")[0]})
+
+    server.responder = responder
+    failed = planlang(project, "run", "plan.py", url=server.base_url)
+    assert failed.returncode == 1 and "1 worker(s) failed" in failed.stderr
+    paid = server.requests
+    again = planlang(project, "run", "plan.py", url=server.base_url)
+    assert again.returncode == 1 and server.requests == paid  # strict replay: same answer
+    retried = planlang(project, "run", "plan.py", "--retry-failed", url=server.base_url)
+    assert retried.returncode == 0, retried.stderr
+    assert json.loads(retried.stdout) == EXPECTED
+    assert server.requests == paid + 1 and "Retrying 1 failed worker(s)" in retried.stderr
+    replayed = planlang(project, "run", "plan.py", "--replay")
+    assert replayed.returncode == 1 and server.requests == paid + 1  # old answers still there
+
+
+# -- 6: piped, one line per phase change and a final summary, never wrapped -------------------
+
+
+def test_piped_progress_is_a_line_per_phase_change_and_a_summary(project, server):
+    (project / "plan.py").write_text(PLAN + 'phase("sum")\nresult = agent("the sum of it all")\n')
+    done = planlang(project, "run", "plan.py", url=server.base_url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    scan = "phase scan: 6/6 done, 0 running, 0 failed, 0 cached"
+    assert lines[:2] == [scan, "phase sum: 1/1 done, 0 running, 0 failed, 0 cached"]
+    assert lines[2].startswith("plan.py · completed · credits 3.01 · elapsed ")
+    [last] = [line for line in lines if line.startswith("Run ")]
+    assert len(last) > 80 and last.endswith("details: planlang show " + metas(project)[0]["id"])
