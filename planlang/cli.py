@@ -9,50 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 
-from planlang.check import MAX_SOURCE_BYTES, Problem, check
-
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
-
-
-class PlanFileError(click.ClickException):
-    """A plan file could not be read; exit code 2."""
-
-    exit_code = EXIT_USAGE
-
-
-@dataclass(frozen=True)
-class PlanFile:
-    path: str
-    source: str
-
-
-def read_plan(path: str) -> PlanFile:
-    """Read one plan file or raise PlanFileError with a one-line reason."""
-    p = Path(path)
-    if not p.exists():
-        raise PlanFileError(f"{path}: no such file")
-    if p.is_dir():
-        raise PlanFileError(f"{path}: is a directory, not a plan file")
-    try:
-        size = p.stat().st_size
-        if size > MAX_SOURCE_BYTES:
-            raise PlanFileError(f"{path}: the file is {size:,} bytes, over the 1 MB limit")
-        data = p.read_bytes()
-    except OSError as error:
-        raise PlanFileError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise PlanFileError(
-            f"{path}: not UTF-8 text (byte {error.start} is {data[error.start]:#04x})"
-        ) from None
-    return PlanFile(path, source.removeprefix("\ufeff"))
+from planlang.check import check
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PlanFileError, read_plan
+from planlang.errors import Problem
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -100,6 +63,122 @@ def check_command(paths: tuple[str, ...], as_json: bool) -> None:
     sys.exit(EXIT_USAGE if errors else EXIT_REFUSED if problems else EXIT_OK)
 
 
+config_option = click.option(
+    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
+)
+
+# -- the commands past check: each imports its body (and with it the runtime) when it runs ----
+
+
+@cli.command("price")
+@click.argument("path")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
+              help="How many rehearsals, each with its own seed.")  # fmt: skip
+@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@config_option
+def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
+    """Rehearse a plan against the free stand-in model and print its price."""
+    from planlang import commands
+
+    commands.price_command(path, seeds, latency, as_json, config)
+
+
+@cli.command("approve")
+@click.argument("plan_id", type=int)
+@click.option("--by", default="a person", help="Who approves (kept with the approval).")
+@config_option
+def approve_command(plan_id: int, by: str, config: str | None) -> None:
+    """Approve a held plan by its ID."""
+    from planlang import commands
+
+    commands.approve_command(plan_id, by, config)
+
+
+@cli.command("held")
+@config_option
+def held_command(config: str | None) -> None:
+    """List plans the gate holds for a person."""
+    from planlang import commands
+
+    commands.held_command(config)
+
+
+@cli.command("run")
+@click.argument("path")
+@click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
+@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@click.option("--allow-failed-workers", is_flag=True,
+              help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
+@click.option("--retry-failed", is_flag=True,
+              help="Ask the workers that failed in the plan's last run again, under a fresh "
+                   "sample index (the old answers stay in the ledger).")  # fmt: skip
+@click.option("--wait-at-budget", is_flag=True,
+              help="Off a terminal: wait at the cap (planlang raise), do not stop.")  # fmt: skip
+@config_option
+def run_command(path: str, replay: bool, budget: float | None, allow_failed_workers: bool,
+                retry_failed: bool, wait_at_budget: bool, config: str | None) -> None:  # fmt: skip
+    """Run an approved plan (submitting it to the gate first if it is new).
+
+    The plan's result is printed on stdout as JSON; progress and status go to stderr. A run in
+    which the plan or any worker failed exits 1 (see --allow-failed-workers)."""
+    from planlang import commands
+
+    commands.run_command(path, replay, budget, config, allow_failed_workers=allow_failed_workers,
+                         retry_failed=retry_failed, wait_at_budget=wait_at_budget)  # fmt: skip
+
+
+@cli.command("runs")
+@config_option
+def runs_command(config: str | None) -> None:
+    """List past runs, newest last (one without an end record is listed as interrupted)."""
+    from planlang import commands
+
+    commands.runs_command(config)
+
+
+@cli.command("show")
+@click.argument("run_id")
+@config_option
+def show_command(run_id: str, config: str | None) -> None:
+    """Print a run's phases, workers, costs and result."""
+    from planlang import commands
+
+    commands.show_command(run_id, config)
+
+
+@cli.command("result")
+@click.argument("run_id")
+@config_option
+def result_command(run_id: str, config: str | None) -> None:
+    """Print a run's result as JSON."""
+    from planlang import commands
+
+    commands.result_command(run_id, config)
+
+
+@cli.command("raise")
+@click.argument("run_id")
+@click.argument("cap", type=click.FloatRange(0))
+@config_option
+def raise_command(run_id: str, cap: float, config: str | None) -> None:
+    """Raise the credit cap of a live run (from another shell)."""
+    from planlang import commands
+
+    commands.raise_command(run_id, cap, config)
+
+
+@cli.command("cancel")
+@click.argument("run_id")
+@config_option
+def cancel_command(run_id: str, config: str | None) -> None:
+    """Cancel a live run (from another shell); calls on the wire finish and are stored."""
+    from planlang import commands
+
+    commands.cancel_command(run_id, config)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
     try:
@@ -115,7 +194,3 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as done:
         return int(done.code or 0) if isinstance(done.code, int | None) else EXIT_USAGE
     return EXIT_OK
-
-
-# The commands past ``check`` live in their own module; importing it registers them.
-from planlang import cli_run as _cli_run  # noqa: E402,F401

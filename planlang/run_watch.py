@@ -27,12 +27,13 @@ from typing import Any
 import click
 
 from planlang import progress
-from planlang.run_records import failure_groups, write_end, write_start
+from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_TERMINATED
+from planlang.run_records import failure_groups, write_end
 from runtime import Run
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "WatchOptions", "send_request", "watch"]
+__all__ = ["WatchOptions", "send_request", "watch"]
 
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 130, 143
+EXIT_FAILED = EXIT_REFUSED  # a run that failed, stopped or was cancelled: "refused, held or failed"
 _TICK = 0.25
 
 
@@ -53,11 +54,11 @@ class _Ending:
     code: int | None = None
 
 
-def watch(run: Run, plan: Any, folder: Path, *, filename: str, sha256: str, mode: str,
-          options: WatchOptions) -> int:  # fmt: skip
-    """Start ``plan`` on ``run``, watch it to the end, record it; return the exit code."""
-    cap = run.llm.budget.cap
-    write_start(folder, filename=filename, sha256=sha256, mode=mode, cap=cap)
+def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
+    """Watch a started ``run`` to the end and write its end record; return the exit code.
+
+    The caller wrote the start record (``run_records.write_start``) before starting it, so a
+    run killed at any moment is still listed."""
     interactive = options.interactive
     if interactive is None:
         interactive = sys.stdin.isatty() and sys.stderr.isatty()
@@ -66,7 +67,6 @@ def watch(run: Run, plan: Any, folder: Path, *, filename: str, sha256: str, mode
     ending = _Ending()
     display = _Display(run, started, live=sys.stderr.isatty())
     try:
-        run.start(plan)
         while not _ended(run):
             display.tick()
             _apply_requests(run, folder)

@@ -1,4 +1,8 @@
-"""``planlang price | run | approve | held | runs | show``: the commands past ``check``.
+"""The bodies of ``planlang price | run | approve | held | runs | show | result | raise |
+cancel``, past ``check``.
+
+``planlang.cli`` declares each command (arguments, options, help) and imports this module inside
+the command, so ``planlang check`` never loads the runtime, rich or pydantic.
 
 All of them read the project's ``planlang.toml`` (see ``planlang.project``) and keep their state
 in its state folder: the gate's store, the answer ledger and one folder per run.
@@ -14,22 +18,16 @@ from typing import Any
 import click
 from rich.console import Console
 
-from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, read_plan
 from planlang.errors import PlanRefused
-from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
-from planlang.run_records import list_runs, new_run_folder, read_meta
+from planlang.run import endpoint_client, front_door, start_run
+from planlang.run_records import list_runs, new_run_folder, read_meta, write_start
 from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, send_request, watch
-from planlang.sandbox.deep_stack import deep_settings
-from runtime import LLM, Budget, Ledger, Run, http_client
-
-config_option = click.option(
-    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
-)
 
 
 def _project(config: str | None) -> Project:
@@ -68,14 +66,6 @@ def _refused(error: PlanRefused, as_json: bool) -> None:
 # -- price -----------------------------------------------------------------------------------
 
 
-@cli.command("price")
-@click.argument("path")
-@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
-              help="How many rehearsals, each with its own seed.")  # fmt: skip
-@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
-              help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@config_option
 def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
     """Rehearse a plan against the free stand-in model and print its price."""
     plan = read_plan(path)
@@ -110,10 +100,6 @@ def _undefined_names(problems: Any) -> bool:
 # -- approve / held --------------------------------------------------------------------------
 
 
-@cli.command("approve")
-@click.argument("plan_id", type=int)
-@click.option("--by", default="a person", help="Who approves (kept with the approval).")
-@config_option
 def approve_command(plan_id: int, by: str, config: str | None) -> None:
     """Approve a held plan by its ID."""
     gate = _gate(_project(config))
@@ -129,8 +115,6 @@ def approve_command(plan_id: int, by: str, config: str | None) -> None:
     )
 
 
-@cli.command("held")
-@config_option
 def held_command(config: str | None) -> None:
     """List plans the gate holds for a person."""
     held = _gate(_project(config)).held()
@@ -144,23 +128,11 @@ def held_command(config: str | None) -> None:
 # -- run -------------------------------------------------------------------------------------
 
 
-@cli.command("run")
-@click.argument("path")
-@click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
-@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
-@click.option("--allow-failed-workers", is_flag=True,
-              help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
-@click.option("--retry-failed", is_flag=True,
-              help="Ask the workers that failed in the plan's last run again, under a fresh "
-                   "sample index (the old answers stay in the ledger).")  # fmt: skip
-@click.option("--wait-at-budget", is_flag=True,
-              help="Off a terminal: wait at the cap (planlang raise), do not stop.")  # fmt: skip
-@config_option
-def run_command(path: str, replay: bool, budget: float | None, allow_failed_workers: bool,
-                retry_failed: bool, wait_at_budget: bool, config: str | None) -> None:  # fmt: skip
-    """Run an approved plan (submitting it to the gate first if it is new).
-
-    The plan's result is printed on stdout as JSON; progress and status go to stderr."""
+def run_command(path: str, replay: bool, budget: float | None, config: str | None, *,
+                allow_failed_workers: bool = False, retry_failed: bool = False,
+                wait_at_budget: bool = False) -> None:  # fmt: skip
+    """Run an approved plan (submitting it to the gate first if it is new); its result goes to
+    stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
     plan = read_plan(path)
     project = _project(config)
     gate = _gate(project)
@@ -181,31 +153,29 @@ def run_command(path: str, replay: bool, budget: float | None, allow_failed_work
         _refused(error, False)
     assert approved is not None
     settings = project.settings
-    if replay:
-        client = None
-    else:
+    client = None
+    if not replay:
         try:
-            key = settings.api_key.get_secret_value() if settings.api_key else None
-            client = http_client(settings.base_url, key, timeout=settings.timeout,
-                                 retries=settings.retries)  # fmt: skip
+            client = endpoint_client(settings)
         except ValueError as error:
             raise PlanFileError(str(error)) from None
-    resample = retry_failed_workers(project.state_dir / "runs", approved.sha256) if retry_failed \
-        else None  # fmt: skip
+    runs_dir = project.state_dir / "runs"
+    resample = retry_failed_workers(runs_dir, approved.sha256) if retry_failed else None
     if resample is not None:
         click.echo(f"Retrying {resample.retried} failed worker(s) under a fresh sample index.",
                    err=True)  # fmt: skip
-    folder = new_run_folder(project.state_dir / "runs", approved.sha256)
-    ledger = Ledger(project.state_dir / "answers.db")
-    llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
-              mode="replay" if replay else "collect", settings=settings)  # fmt: skip
-    run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
-              events_path=folder / "events.jsonl", resample=resample)  # fmt: skip
+    folder = new_run_folder(runs_dir, approved.sha256)
+    llm = front_door(settings, project.state_dir / "answers.db", client=client, replay=replay,
+                     budget=budget)  # fmt: skip
+    mode = "replay" if replay else "collect"
+    write_start(folder, filename=path, sha256=approved.sha256, mode=mode, cap=llm.budget.cap)
+    run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
+                    resample=resample)  # fmt: skip
     options = WatchOptions(allow_failed_workers=allow_failed_workers,
                            wait_at_budget=wait_at_budget)  # fmt: skip
-    code = watch(run, approved, folder, filename=path, sha256=approved.sha256,
-                 mode="replay" if replay else "collect", options=options)  # fmt: skip
-    ledger.close()
+    code = watch(run, folder, options=options)
+    if llm.ledger is not None:
+        llm.ledger.close()
     if client is not None:
         client.close()
     sys.exit(code)
@@ -221,8 +191,6 @@ def _run_folder(config: str | None, run_id: str) -> Path:
     return folder
 
 
-@cli.command("runs")
-@config_option
 def runs_command(config: str | None) -> None:
     """List past runs, oldest first (a run whose process is gone without an end record is
     listed as interrupted)."""
@@ -236,9 +204,6 @@ def runs_command(config: str | None) -> None:
                    f"{calls} calls  {credits:.4g} credits")  # fmt: skip
 
 
-@cli.command("show")
-@click.argument("run_id")
-@config_option
 def show_command(run_id: str, config: str | None) -> None:
     """Print a run's phases, workers, costs and result."""
     folder = _run_folder(config, run_id)
@@ -248,15 +213,12 @@ def show_command(run_id: str, config: str | None) -> None:
     print_run(meta, threads, Console())
     result_path = folder / "result.json"
     if result_path.exists():
-        click.echo("Result (planlang result " + run_id + "):")
+        click.echo(f"Result (planlang result {run_id}):")
         click.echo(result_path.read_text(encoding="utf-8"))
 
 
-@cli.command("result")
-@click.argument("run_id")
-@config_option
 def result_command(run_id: str, config: str | None) -> None:
-    """Print a run's result as JSON (exit 1 if the run has none yet)."""
+    """Print a run's result as JSON (exit 1 if the run has none)."""
     folder = _run_folder(config, run_id)
     result_path = folder / "result.json"
     if not result_path.exists():
@@ -274,10 +236,6 @@ def _live_folder(config: str | None, run_id: str) -> Path:
     return folder
 
 
-@cli.command("raise")
-@click.argument("run_id")
-@click.argument("cap", type=click.FloatRange(0))
-@config_option
 def raise_command(run_id: str, cap: float, config: str | None) -> None:
     """Raise the credit cap of a live run (from another shell)."""
     if not send_request(_live_folder(config, run_id), {"raise": cap}):
@@ -286,9 +244,6 @@ def raise_command(run_id: str, cap: float, config: str | None) -> None:
     click.echo(f"Run {run_id}: the cap is now {cap:.4g}.")
 
 
-@cli.command("cancel")
-@click.argument("run_id")
-@config_option
 def cancel_command(run_id: str, config: str | None) -> None:
     """Cancel a live run (from another shell); calls on the wire finish and are stored."""
     if not send_request(_live_folder(config, run_id), {"cancel": True}):
