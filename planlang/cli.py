@@ -85,24 +85,49 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
     commands.price_command(path, seeds, latency, as_json, config)
 
 
+@cli.command("submit")
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@config_option
+def submit_command(path: str, as_json: bool, config: str | None) -> None:
+    """Check, price and decide on a plan without running it (exit 1 if held)."""
+    from planlang import commands
+
+    commands.submit_command(path, as_json, config)
+
+
 @cli.command("approve")
 @click.argument("plan_id", type=int)
 @click.option("--by", default="a person", help="Who approves (kept with the approval).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def approve_command(plan_id: int, by: str, config: str | None) -> None:
+def approve_command(plan_id: int, by: str, as_json: bool, config: str | None) -> None:
     """Approve a held plan by its ID."""
     from planlang import commands
 
-    commands.approve_command(plan_id, by, config)
+    commands.approve_command(plan_id, by, config, as_json)
+
+
+@cli.command("reject")
+@click.argument("plan_id", type=int)
+@click.option("--by", default="a person", help="Who rejects (kept with the decision).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@config_option
+def reject_command(plan_id: int, by: str, as_json: bool, config: str | None) -> None:
+    """Refuse a held plan by its ID; it is never run."""
+    from planlang import commands
+
+    commands.reject_command(plan_id, by, config, as_json)
 
 
 @cli.command("held")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def held_command(config: str | None) -> None:
-    """List plans the gate holds for a person."""
+def held_command(as_json: bool, config: str | None) -> None:
+    """List plans the gate holds for a person, with their price and problems."""
     from planlang import commands
 
-    commands.held_command(config)
+    commands.held_command(config, as_json)
 
 
 @cli.command("run")
@@ -116,9 +141,12 @@ def held_command(config: str | None) -> None:
                    "sample index (the old answers stay in the ledger).")  # fmt: skip
 @click.option("--wait-at-budget", is_flag=True,
               help="Off a terminal: wait at the cap (planlang raise), do not stop.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one outcome object on stdout (shapes: docs/CLI.md).")  # fmt: skip
 @config_option
 def run_command(path: str, replay: bool, budget: float | None, allow_failed_workers: bool,
-                retry_failed: bool, wait_at_budget: bool, config: str | None) -> None:  # fmt: skip
+                retry_failed: bool, wait_at_budget: bool, as_json: bool,
+                config: str | None) -> None:  # fmt: skip
     """Run an approved plan (submitting it to the gate first if it is new).
 
     The plan's result is printed on stdout as JSON; progress and status go to stderr. A run in
@@ -126,32 +154,36 @@ def run_command(path: str, replay: bool, budget: float | None, allow_failed_work
     from planlang import commands
 
     commands.run_command(path, replay, budget, config, allow_failed_workers=allow_failed_workers,
-                         retry_failed=retry_failed, wait_at_budget=wait_at_budget)  # fmt: skip
+                         retry_failed=retry_failed, wait_at_budget=wait_at_budget,
+                         as_json=as_json)  # fmt: skip
 
 
 @cli.command("runs")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def runs_command(config: str | None) -> None:
+def runs_command(as_json: bool, config: str | None) -> None:
     """List past runs, newest last (one without an end record is listed as interrupted)."""
     from planlang import commands
 
-    commands.runs_command(config)
+    commands.runs_command(config, as_json)
 
 
 @cli.command("show")
 @click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def show_command(run_id: str, config: str | None) -> None:
+def show_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Print a run's phases, workers, costs and result."""
     from planlang import commands
 
-    commands.show_command(run_id, config)
+    commands.show_command(run_id, config, as_json)
 
 
 @cli.command("result")
 @click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="The result is JSON already (accepted).")
 @config_option
-def result_command(run_id: str, config: str | None) -> None:
+def result_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Print a run's result as JSON."""
     from planlang import commands
 

@@ -68,6 +68,16 @@ def _refused(error: PlanRefused, as_json: bool) -> None:
 
 def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
     """Rehearse a plan against the free stand-in model and print its price."""
+    try:
+        _price(path, seeds, latency, as_json, config)
+    except PlanFileError as error:
+        if not as_json:
+            raise
+        click.echo(json.dumps({"ok": False, "error": error.message, "problems": []}))
+        sys.exit(error.exit_code)
+
+
+def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
     plan = read_plan(path)
     project = _project(config)
     try:
@@ -97,10 +107,45 @@ def _undefined_names(problems: Any) -> bool:
     return any(p.kind == "crash" and p.message.startswith("NameError") for p in problems)
 
 
-# -- approve / held --------------------------------------------------------------------------
+# -- submit / approve / reject / held -------------------------------------------------------
 
 
-def approve_command(plan_id: int, by: str, config: str | None) -> None:
+def _echo_plan(summary: dict[str, Any], headline: str) -> None:
+    """A plan as a person reviews it: what happened, the price, and what held it."""
+    click.echo(headline)
+    credits = summary["price"]["credits"] or {}
+    if credits:
+        click.echo(f"  price: {credits.get('median', 0):.4g} credits median "
+                   f"({credits.get('min', 0):.4g} to {credits.get('max', 0):.4g}); hard ceiling "
+                   f"{summary['price']['ceiling']:.4g}")  # fmt: skip
+    for reason in summary["reasons"]:
+        click.echo(f"  held: {reason}")
+    for problem in summary["problems"]:
+        click.echo(f"  problem: {problem}")
+
+
+def submit_command(path: str, as_json: bool, config: str | None) -> None:
+    """Check, price and decide on a plan without running it."""
+    plan = read_plan(path)
+    gate = _gate(_project(config))
+    try:
+        decision = gate.submit(plan.source, filename=path)
+    except PlanRefused as error:
+        _refused(error, as_json)
+    summary = gate.summary(decision.id)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    elif decision.approved:
+        _echo_plan(summary, f"Plan {decision.id} ({path}) is approved; run it with: "
+                            f"planlang run {path}")  # fmt: skip
+    else:
+        _echo_plan(summary, f"Plan {decision.id} ({path}) is held for a person. Approve it with: "
+                            f"planlang approve {decision.id}, or refuse it with: planlang "
+                            f"reject {decision.id}")  # fmt: skip
+    sys.exit(EXIT_OK if decision.approved else EXIT_REFUSED)
+
+
+def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Approve a held plan by its ID."""
     gate = _gate(_project(config))
     try:
@@ -110,19 +155,40 @@ def approve_command(plan_id: int, by: str, config: str | None) -> None:
     except PlanRefused as error:
         click.echo(f"error: {error.__cause__ or error}", err=True)
         sys.exit(EXIT_REFUSED)
-    click.echo(
-        f"Approved plan {approved.id} ({approved.filename}, sha256 {approved.sha256[:12]}…)."
-    )
+    summary = gate.summary(approved.id)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    _echo_plan({**summary, "reasons": []}, f"Approved plan {approved.id} ({approved.filename}, "
+               f"sha256 {approved.sha256[:12]}…) by {by}.")  # fmt: skip
 
 
-def held_command(config: str | None) -> None:
-    """List plans the gate holds for a person."""
+def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
+    """Refuse a held plan by its ID."""
+    gate = _gate(_project(config))
+    try:
+        summary = gate.reject(plan_id, by=by)
+    except KeyError as error:
+        raise PlanFileError(str(error.args[0])) from None
+    except ValueError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_REFUSED)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        click.echo(f"Rejected plan {plan_id} ({summary['filename']}) by {by}.")
+
+
+def held_command(config: str | None, as_json: bool = False) -> None:
+    """List plans the gate holds for a person, with their price and problems."""
     held = _gate(_project(config)).held()
+    if as_json:
+        click.echo(json.dumps({"held": held}, indent=2, default=str))
+        return
     if not held:
         click.echo("No plan is held.")
     for row in held:
-        click.echo(f"{row['id']}  {row['filename']}  {row['sha256'][:12]}…  "
-                   f"{'; '.join(row['reasons'])}")  # fmt: skip
+        _echo_plan(row, f"{row['id']}  {row['filename']}  {row['sha256'][:12]}…")
 
 
 # -- run -------------------------------------------------------------------------------------
@@ -130,7 +196,7 @@ def held_command(config: str | None) -> None:
 
 def run_command(path: str, replay: bool, budget: float | None, config: str | None, *,
                 allow_failed_workers: bool = False, retry_failed: bool = False,
-                wait_at_budget: bool = False) -> None:  # fmt: skip
+                wait_at_budget: bool = False, as_json: bool = False) -> None:  # fmt: skip
     """Run an approved plan (submitting it to the gate first if it is new); its result goes to
     stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
     plan = read_plan(path)
@@ -172,7 +238,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
                     resample=resample)  # fmt: skip
     options = WatchOptions(allow_failed_workers=allow_failed_workers,
-                           wait_at_budget=wait_at_budget)  # fmt: skip
+                           wait_at_budget=wait_at_budget, as_json=as_json)  # fmt: skip
     code = watch(run, folder, options=options)
     if llm.ledger is not None:
         llm.ledger.close()
@@ -191,10 +257,13 @@ def _run_folder(config: str | None, run_id: str) -> Path:
     return folder
 
 
-def runs_command(config: str | None) -> None:
+def runs_command(config: str | None, as_json: bool = False) -> None:
     """List past runs, oldest first (a run whose process is gone without an end record is
     listed as interrupted)."""
     metas = list_runs(_project(config).state_dir / "runs")
+    if as_json:
+        click.echo(json.dumps({"runs": metas}, indent=2, default=str))
+        return
     if not metas:
         click.echo("No runs yet.")
     for meta in metas:
@@ -204,12 +273,18 @@ def runs_command(config: str | None) -> None:
                    f"{calls} calls  {credits:.4g} credits")  # fmt: skip
 
 
-def show_command(run_id: str, config: str | None) -> None:
+def show_command(run_id: str, config: str | None, as_json: bool = False) -> None:
     """Print a run's phases, workers, costs and result."""
     folder = _run_folder(config, run_id)
     meta = read_meta(folder) or {}
     threads_path = folder / "threads.json"
     threads = json.loads(threads_path.read_text()) if threads_path.exists() else []
+    if as_json:
+        result_path = folder / "result.json"
+        result = json.loads(result_path.read_text()) if result_path.exists() else None
+        shown = {"meta": meta, "workers": threads, "result": result}
+        click.echo(json.dumps(shown, indent=2, default=str))
+        return
     print_run(meta, threads, Console())
     result_path = folder / "result.json"
     if result_path.exists():

@@ -175,7 +175,14 @@ CREATE TABLE IF NOT EXISTS plans (
     decided_by TEXT
 );
 CREATE INDEX IF NOT EXISTS plans_sha ON plans (sha256, policy_sha256, status);
+-- A person's refusal of a held plan (a table of its own: stores made before it keep working).
+CREATE TABLE IF NOT EXISTS rejections (
+    plan_id INTEGER PRIMARY KEY REFERENCES plans (id),
+    rejected REAL NOT NULL,
+    rejected_by TEXT NOT NULL
+);
 """
+_HELD = "status = 'held' AND id NOT IN (SELECT plan_id FROM rejections)"
 
 
 class Gate:
@@ -235,6 +242,20 @@ class Gate:
     ) -> int:  # fmt: skip
         now = time.time()
         with self._lock:
+            if status == "held":  # a plan is held once per sha256: a resubmission renews it
+                row = self._db.execute(
+                    f"SELECT id FROM plans WHERE sha256 = ? AND policy_sha256 = ? AND {_HELD} "
+                    "ORDER BY id LIMIT 1",
+                    (checked.sha256, self.policy.sha256()),
+                ).fetchone()
+                if row is not None:
+                    self._db.execute(
+                        "UPDATE plans SET price_json = ?, price_sha256 = ?, reasons_json = ?, "
+                        "submitted = ? WHERE id = ?",
+                        (json.dumps(report.to_dict(), default=str), _price_sha(report),
+                         json.dumps(reasons), now, row[0]),
+                    )  # fmt: skip
+                    return int(row[0])
             cursor = self._db.execute(
                 "INSERT INTO plans (sha256, filename, source, policy_sha256, price_json, "
                 "price_sha256, status, reasons_json, submitted, decided, decided_by) "
@@ -257,25 +278,44 @@ class Gate:
     # -- people ----------------------------------------------------------------------------
 
     def held(self) -> list[dict[str, Any]]:
-        """Plans waiting for a person, oldest first."""
-        rows = self._db.execute(
-            "SELECT id, filename, sha256, reasons_json, submitted FROM plans "
-            "WHERE status = 'held' ORDER BY id"
-        ).fetchall()
-        return [
-            {
-                "id": r[0],
-                "filename": r[1],
-                "sha256": r[2],
-                "reasons": json.loads(r[3]),
-                "submitted": r[4],
-            }  # fmt: skip
-            for r in rows
-        ]
+        """Plans waiting for a person, oldest first, with the price and problems that held them."""
+        rows = self._db.execute(f"SELECT id FROM plans WHERE {_HELD} ORDER BY id").fetchall()
+        return [self.summary(int(r[0])) for r in rows]
+
+    def summary(self, plan_id: int) -> dict[str, Any]:
+        """One plan as a person reviews it: status, reasons, price and rehearsal problems."""
+        row = self._row(plan_id)
+        report = json.loads(row["price_json"])
+        if row["rejected_by"] is not None:
+            row.update(status="rejected", decided_by=row["rejected_by"])
+        credits = report.get("total", {}).get("credits", {})
+        return {
+            "id": row["id"], "filename": row["filename"], "sha256": row["sha256"],
+            "status": row["status"], "reasons": json.loads(row["reasons_json"]),
+            "submitted": row["submitted"], "decided_by": row["decided_by"],
+            "price": {"credits": credits, "ceiling": report.get("ceiling"),
+                      "wall_seconds": report.get("wall_seconds")},
+            "problems": [_problem_line(p, row["filename"]) for p in report.get("problems", [])],
+        }  # fmt: skip
+
+    def reject(self, plan_id: int, by: str = "a person") -> dict[str, Any]:
+        """Refuse a held plan for good; it is never issued (submitting it again holds it anew)."""
+        status = self.summary(plan_id)["status"]
+        if status != "held":
+            raise ValueError(f"Plan {plan_id} is {status}, not held; only a held plan can be "
+                             "rejected.")  # fmt: skip
+        with self._lock:
+            self._db.execute("INSERT INTO rejections (plan_id, rejected, rejected_by) "
+                             "VALUES (?, ?, ?)", (plan_id, time.time(), by))  # fmt: skip
+        return self.summary(plan_id)
 
     def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
         """Let a held plan go. Its stored source is checked again and bound to the policy."""
         row = self._row(plan_id)
+        if row["rejected_by"] is not None:
+            raise PlanRefused((), filename=row["filename"]) from ValueError(
+                f"Plan {plan_id} was rejected by {row['rejected_by']}; submit it again."
+            )
         if row["policy_sha256"] != self.policy.sha256():
             raise PlanRefused((), filename=row["filename"]) from ValueError(
                 f"Plan {plan_id} was priced under another policy; submit it again."
@@ -309,8 +349,20 @@ class Gate:
         return None if row is None else self.approved(int(row[0]))
 
     def _row(self, plan_id: int) -> dict[str, Any]:
-        cursor = self._db.execute("SELECT * FROM plans WHERE id = ?", (int(plan_id),))
+        cursor = self._db.execute(
+            "SELECT plans.*, rejections.rejected_by FROM plans LEFT JOIN rejections "
+            "ON rejections.plan_id = plans.id WHERE plans.id = ?",
+            (int(plan_id),),
+        )
         row = cursor.fetchone()
         if row is None:
             raise KeyError(f"There is no plan {plan_id} at this gate.")
         return dict(zip([c[0] for c in cursor.description], row, strict=True))
+
+
+def _problem_line(problem: Mapping[str, Any], filename: str) -> str:
+    """A stored price problem as the price report prints it."""
+    line = problem.get("line")
+    where = f"{filename}:{line}" if line else filename
+    times = f" ({problem['count']} times)" if problem.get("count", 1) > 1 else ""
+    return f"{where}: {problem.get('kind')}: {problem.get('message')}{times}"

@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from planlang import progress
+from planlang import progress, result_json
 from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_TERMINATED
 from planlang.run_records import failure_groups, write_end
 from runtime import Run
@@ -46,6 +46,7 @@ class WatchOptions:
     allow_failed_workers: bool = False  # partial results are accepted: exit 0
     wait_at_budget: bool = False  # not on a terminal: wait at the cap instead of stopping
     interactive: bool | None = None  # None: ask when stdin and stderr are terminals
+    as_json: bool = False  # stdout: one outcome object (id, status, result, ...) whatever happened
 
 
 @dataclass
@@ -229,14 +230,20 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
                    err=True)  # fmt: skip
     click.echo(f"Run {folder.name}: {status}. Result: planlang result {folder.name}; details: "
                f"planlang show {folder.name}", err=True)  # fmt: skip
-    if ending.code is not None:
-        return ending.code
-    if status == "completed":
-        from planlang import result_json
-
+    code = ending.code if ending.code is not None else EXIT_OK if status == "completed" \
+        else EXIT_FAILED  # fmt: skip
+    if options.as_json:
+        outcome = {
+            "id": folder.name, "status": status, "exit_code": code, "spent": spent,
+            "cap": now_cap, "counts": run.counts(),
+            "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+            "failures": [{"reason": r, "count": n, "workers": ids} for r, n, ids in groups],
+            "result": result_json.encode(run.result) if status == "completed" else None,
+        }  # fmt: skip
+        click.echo(json.dumps(outcome, indent=2, default=str))
+    elif code == EXIT_OK:
         click.echo(result_json.dumps(run.result))
-        return EXIT_OK
-    return EXIT_FAILED
+    return code
 
 
 class _Display:
