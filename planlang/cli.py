@@ -7,15 +7,11 @@ that is not UTF-8 or is too large). User mistakes get one clear line, never a tr
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
 import click
 
-from planlang.check import check
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PlanFileError, read_plan
-from planlang.errors import Problem
+from planlang.cli_support import EXIT_OK, EXIT_USAGE
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,41 +22,17 @@ def cli() -> None:
 
 @cli.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
-def check_command(paths: tuple[str, ...], as_json: bool) -> None:
-    """Check plan files; print one line per problem, like ruff: path:line:col: CODE message."""
-    problems: list[Problem] = []
-    errors: list[str] = []
-    checked = 0
-    for path in paths:
-        try:
-            plan = read_plan(path)
-        except PlanFileError as error:
-            errors.append(error.message)
-            continue
-        checked += 1
-        problems.extend(check(plan.source, filename=path).problems)
-    if as_json:
-        report: dict[str, Any] = {
-            "ok": not problems and not errors,
-            "checked": checked,
-            "problems": [p.as_dict() for p in problems],
-            "errors": errors,
-        }
-        click.echo(json.dumps(report, indent=2))
-    else:
-        for problem in problems:
-            click.echo(problem.render())
-        for message in errors:
-            click.echo(f"error: {message}", err=True)
-        if problems:
-            n = len(problems)
-            click.echo(f"Found {n} problem{'s' if n != 1 else ''}.", err=True)
-        elif not errors:
-            click.echo(
-                f"All {checked} plan{'s' if checked != 1 else ''} passed the check.", err=True
-            )
-    sys.exit(EXIT_USAGE if errors else EXIT_REFUSED if problems else EXIT_OK)
+@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True, help="text: path:line:col: CODE message; json; github: "
+              "annotations for GitHub Actions.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Same as --output-format json.")
+@click.option("--stdin-filename", default=None, help="The name of the plan read from '-'.")
+def check_command(paths: tuple[str, ...], output_format: str, as_json: bool,
+                  stdin_filename: str | None) -> None:  # fmt: skip
+    """Check plan files, folders (their *.py) or '-' (stdin); one line per problem, like ruff."""
+    from planlang.check_command import check_paths
+
+    sys.exit(check_paths(paths, "json" if as_json else output_format, stdin_filename))
 
 
 config_option = click.option(

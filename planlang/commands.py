@@ -18,7 +18,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, read_plan
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, find_config, read_plan
 from planlang.errors import PlanRefused
 from planlang.gate import Gate
 from planlang.price import price
@@ -30,7 +30,12 @@ from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, send_request, watch
 
 
-def _project(config: str | None) -> Project:
+def _project(config: str | None, plan: str | None = None) -> Project:
+    """The project of ``--config``, else the ``planlang.toml`` nearest above the plan's folder
+    (or the current folder), as ruff and pytest find theirs."""
+    if config is None:
+        found = find_config(Path(plan).resolve().parent if plan else Path.cwd())
+        config = None if found is None else str(found)
     try:
         return load_project(config)
     except ProjectError as error:
@@ -79,7 +84,7 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
 
 def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
     plan = read_plan(path)
-    project = _project(config)
+    project = _project(config, path)
     try:
         report = price(plan.source, seeds=seeds, settings=project.settings,
                        host=project.host_provider(), inputs=project.inputs, latency=latency,
@@ -92,10 +97,11 @@ def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | N
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         print_price(report, Console(), concurrency=project.settings.concurrency, latency=latency)
-    no_project = config is None and not (Path.cwd() / DEFAULT_NAME).exists()
+    no_project = config is None and project.source is None
     if no_project and _undefined_names(report.problems):
         click.echo(
-            f"note: no {DEFAULT_NAME} in {Path.cwd()}, so the plan has only the core host words "
+            f"note: no {DEFAULT_NAME} in {Path(path).resolve().parent} or above, so the plan has "
+            "only the core host words "
             "(agent, parallel, stream, phase, log); pass --config to use a project's words.",
             err=True,
         )
@@ -127,7 +133,7 @@ def _echo_plan(summary: dict[str, Any], headline: str) -> None:
 def submit_command(path: str, as_json: bool, config: str | None) -> None:
     """Check, price and decide on a plan without running it."""
     plan = read_plan(path)
-    gate = _gate(_project(config))
+    gate = _gate(_project(config, path))
     try:
         decision = gate.submit(plan.source, filename=path)
     except PlanRefused as error:
@@ -200,7 +206,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     """Run an approved plan (submitting it to the gate first if it is new); its result goes to
     stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
     plan = read_plan(path)
-    project = _project(config)
+    project = _project(config, path)
     gate = _gate(project)
     try:
         approved = gate.find_approved(plan.source)
