@@ -17,7 +17,7 @@ from planlang.sandbox.limits import Limits
 from planlang.sandbox.wall import HostWord
 from runtime import Run, RunError
 
-__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_words"]
+__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words"]
 
 # Builds the embedder's host words for one run (the audit kit's words call run.agent).
 HostProvider = Callable[[Run], Mapping[str, Any]]
@@ -49,7 +49,7 @@ class WorkerOrigins:
         return name
 
 
-def run_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], WorkerOrigins]:
+def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], WorkerOrigins]:
     """The plan's view of ``run``: the five host words, and where each worker came from."""
     origins = WorkerOrigins(filename)
 

@@ -71,7 +71,7 @@ def test_an_undefined_name_has_its_own_code(capsys, monkeypatch, tmp_path):
 def test_the_project_is_found_walking_up_with_its_host_words(capsys, monkeypatch, tmp_path,
                                                              where):  # fmt: skip
     (tmp_path / "planlang.toml").write_text(
-        f'[plan]\nhost = ["kit.words:audit_words"]\noptions = {{ corpus = "{AUDITED}" }}\n'
+        f'[plan]\nhost = ["kit.audit_words:audit_words"]\noptions = {{ corpus = "{AUDITED}" }}\n'
     )
     plan = tmp_path / where / "p.py"
     plan.parent.mkdir(parents=True, exist_ok=True)

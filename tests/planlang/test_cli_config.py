@@ -15,7 +15,7 @@ from planlang.price import price
 
 ROOT = Path(__file__).resolve().parents[2]
 AUDITED = ROOT / "data" / "algos" / "audited"
-KIT = '[plan]\nhost = ["kit.words:audit_words"]\n'
+KIT = '[plan]\nhost = ["kit.audit_words:audit_words"]\n'
 
 MISTAKES = [
     ("corpus-nowhere", KIT + 'options = { corpus = "nowhere" }\n', "options.corpus",
@@ -30,7 +30,8 @@ MISTAKES = [
     ("gate-typo", "[gate]\nmax_cieling = 3\n", "[gate] max_cieling", "unknown key"),
     ("plan-typo", "[plan]\nhosts = 3\n", "[plan] hosts", "unknown key"),
     ("state-typo", "[state]\ndirr = 3\n", "[state] dirr", "unknown key"),
-    ("provider-typo", '[plan]\nhost = ["kit.words:no_such"]\n', "kit.words:no_such", "cannot load"),
+    ("provider-typo", '[plan]\nhost = ["kit.audit_words:no_such"]\n', "kit.audit_words:no_such",
+     "cannot load"),
 ]  # fmt: skip
 
 
