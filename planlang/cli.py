@@ -165,22 +165,24 @@ def result_command(run_id: str, as_json: bool, config: str | None) -> None:
 @cli.command("raise")
 @click.argument("run_id")
 @click.argument("cap", type=click.FloatRange(0))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def raise_command(run_id: str, cap: float, config: str | None) -> None:
+def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) -> None:
     """Raise the credit cap of a live run (from another shell)."""
     from planlang import commands
 
-    commands.raise_command(run_id, cap, config)
+    commands.raise_command(run_id, cap, config, as_json)
 
 
 @cli.command("cancel")
 @click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def cancel_command(run_id: str, config: str | None) -> None:
+def cancel_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Cancel a live run (from another shell); calls on the wire finish and are stored."""
     from planlang import commands
 
-    commands.cancel_command(run_id, config)
+    commands.cancel_command(run_id, config, as_json)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -317,17 +317,23 @@ def _live_folder(config: str | None, run_id: str) -> Path:
     return folder
 
 
-def raise_command(run_id: str, cap: float, config: str | None) -> None:
+def _request(run_id: str, config: str | None, request: dict[str, Any], done: str,
+             as_json: bool) -> None:  # fmt: skip
+    taken = send_request(_live_folder(config, run_id), request)
+    if as_json:
+        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken}))
+    elif taken:
+        click.echo(f"Run {run_id}: {done}.")
+    else:
+        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+    sys.exit(EXIT_OK if taken else EXIT_REFUSED)
+
+
+def raise_command(run_id: str, cap: float, config: str | None, as_json: bool = False) -> None:
     """Raise the credit cap of a live run (from another shell)."""
-    if not send_request(_live_folder(config, run_id), {"raise": cap}):
-        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
-        sys.exit(EXIT_REFUSED)
-    click.echo(f"Run {run_id}: the cap is now {cap:.4g}.")
+    _request(run_id, config, {"raise": cap}, f"the cap is now {cap:.4g}", as_json)
 
 
-def cancel_command(run_id: str, config: str | None) -> None:
+def cancel_command(run_id: str, config: str | None, as_json: bool = False) -> None:
     """Cancel a live run (from another shell); calls on the wire finish and are stored."""
-    if not send_request(_live_folder(config, run_id), {"cancel": True}):
-        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
-        sys.exit(EXIT_REFUSED)
-    click.echo(f"Run {run_id}: cancelled.")
+    _request(run_id, config, {"cancel": True}, "cancelled", as_json)
