@@ -18,9 +18,11 @@ from typing import Any
 import click
 from rich.console import Console
 
+from planlang.cli_ledger import open_ledger, open_shared_budget
 from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, find_config, read_plan
 from planlang.errors import PlanRefused
 from planlang.gate import Gate
+from planlang.gate_seal import KeyFileError
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
@@ -28,6 +30,7 @@ from planlang.run import endpoint_client, front_door, start_run
 from planlang.run_records import list_runs, new_run_folder, read_meta, write_start
 from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, send_request, watch
+from runtime.stores import StoreUnavailable
 
 
 def _project(config: str | None, plan: str | None = None) -> Project:
@@ -47,15 +50,19 @@ def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
         host = project.host_provider()
     except ProjectError as error:
         raise PlanFileError(str(error)) from None
-    return Gate(
-        project.policy,
-        store=project.state_dir / "gate.db",
-        settings=project.settings,
-        host=host,
-        inputs=project.inputs,
-        seeds=seeds,
-        latency=latency,
-    )
+    try:
+        return Gate(
+            project.policy,
+            store=project.gate_store,
+            key_file=project.gate_key,
+            settings=project.settings,
+            host=host,
+            inputs=project.inputs,
+            seeds=seeds,
+            latency=latency,
+        )
+    except (KeyFileError, StoreUnavailable, ValueError) as error:
+        raise PlanFileError(f"gate {project.gate_store}: {error}") from None
 
 
 def _refused(error: PlanRefused, as_json: bool) -> None:
@@ -237,8 +244,10 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
         click.echo(f"Retrying {resample.retried} failed worker(s) under a fresh sample index.",
                    err=True)  # fmt: skip
     folder = new_run_folder(runs_dir, approved.sha256)
-    llm = front_door(settings, project.state_dir / "answers.db", client=client, replay=replay,
-                     budget=budget)  # fmt: skip
+    ledger = open_ledger(project.ledger)
+    llm = front_door(settings, ledger, client=client, replay=replay, budget=budget)
+    if project.budget is not None:  # a budget shared on the server instead of the run's own
+        llm.budget = open_shared_budget(project, budget if budget is not None else settings.cap)
     mode = "replay" if replay else "collect"
     write_start(folder, filename=path, sha256=approved.sha256, mode=mode, cap=llm.budget.cap)
     run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
@@ -246,8 +255,8 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     options = WatchOptions(allow_failed_workers=allow_failed_workers,
                            wait_at_budget=wait_at_budget, as_json=as_json)  # fmt: skip
     code = watch(run, folder, options=options)
-    if llm.ledger is not None:
-        llm.ledger.close()
+    ledger.close()
+    llm.budget.close()
     if client is not None:
         client.close()
     sys.exit(code)

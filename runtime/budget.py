@@ -142,3 +142,6 @@ class Budget:
         """Wake waiting workers so they re-check their ``stop`` condition (used by cancel)."""
         with self._cond:
             self._cond.notify_all()
+
+    def close(self) -> None:
+        """Nothing to let go of here; a ``SharedBudget`` closes its connections."""
