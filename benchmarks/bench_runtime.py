@@ -114,8 +114,8 @@ def minimal_front_door(calls: int, concurrency: int) -> dict[str, float]:
                 db.execute("SELECT reply FROM answers WHERE key = ?", (key,)).fetchone()
             reservation = budget.admit(0.0)
             got = zero_latency("m", list(messages))
-            reply = Reply(got.text, got.data, got.prompt_tokens, got.completion_tokens,
-                          got.seconds, 0.0, False, False, "m", None, 0)  # fmt: skip
+            reply = Reply(got.text, got.finish, got.prompt_tokens, got.completion_tokens,
+                          got.seconds, "m", got.data, 0.0, False, False, None, 0)  # fmt: skip
             packer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS, 4)
             blob = packer.compress(reply.to_json().encode()) + packer.flush()
             with lock:

@@ -37,21 +37,22 @@ def audit_words(
     corpus: str,
     shard_tokens: int = 20000,
     verify_timeout: float = 5.0,
-    **options: Any,
+    verify_memory_mb: int = 512,
+    prompts: str | None = None,
 ) -> dict[str, Any]:
     """The kit's words for ``corpus``, bound to ``run``.
 
-    Options this provider reads: ``verify_memory_mb`` (default 512) and ``prompts`` (a path to
-    another prompts file). Others are ignored: a project hands the same options to every
-    provider it registers.
+    Its keywords are the options it reads (``prompts``: a path to another prompts file); a
+    project hands each provider the options its signature names, and refuses any option no
+    provider names, so a typo is never ignored.
     """
     kit = AuditKit(
         run,
         corpus=corpus,
         shard_tokens=shard_tokens,
         verify_timeout=verify_timeout,
-        verify_memory_mb=int(options.get("verify_memory_mb", 512)),
-        prompts=load_prompts(options.get("prompts")),
+        verify_memory_mb=int(verify_memory_mb),
+        prompts=load_prompts(prompts),
     )
     return kit.words()
 

@@ -15,6 +15,7 @@ from typing import Any
 from planlang.isolation.mode import calling_line
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
+from planlang.sandbox.wall import HostWord
 from runtime import Run, RunError
 
 __all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words"]
@@ -86,8 +87,9 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         "agent": agent,
         "parallel": parallel,
         "stream": stream,
-        "phase": run.phase,
-        "log": run.log,
+        # Their arguments become text as the plan's own str makes it: priced, in the plan.
+        "phase": HostWord(run.phase, text=True),
+        "log": HostWord(run.log, text=True),
     }
     return words, origins
 

@@ -7,15 +7,11 @@ that is not UTF-8 or is too large). User mistakes get one clear line, never a tr
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
 
 import click
 
-from planlang.check import check
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PlanFileError, read_plan
-from planlang.errors import Problem
+from planlang.cli_support import EXIT_OK, EXIT_USAGE
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,41 +22,17 @@ def cli() -> None:
 
 @cli.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
-def check_command(paths: tuple[str, ...], as_json: bool) -> None:
-    """Check plan files; print one line per problem, like ruff: path:line:col: CODE message."""
-    problems: list[Problem] = []
-    errors: list[str] = []
-    checked = 0
-    for path in paths:
-        try:
-            plan = read_plan(path)
-        except PlanFileError as error:
-            errors.append(error.message)
-            continue
-        checked += 1
-        problems.extend(check(plan.source, filename=path).problems)
-    if as_json:
-        report: dict[str, Any] = {
-            "ok": not problems and not errors,
-            "checked": checked,
-            "problems": [p.as_dict() for p in problems],
-            "errors": errors,
-        }
-        click.echo(json.dumps(report, indent=2))
-    else:
-        for problem in problems:
-            click.echo(problem.render())
-        for message in errors:
-            click.echo(f"error: {message}", err=True)
-        if problems:
-            n = len(problems)
-            click.echo(f"Found {n} problem{'s' if n != 1 else ''}.", err=True)
-        elif not errors:
-            click.echo(
-                f"All {checked} plan{'s' if checked != 1 else ''} passed the check.", err=True
-            )
-    sys.exit(EXIT_USAGE if errors else EXIT_REFUSED if problems else EXIT_OK)
+@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True, help="text: path:line:col: CODE message; json; github: "
+              "annotations for GitHub Actions.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Same as --output-format json.")
+@click.option("--stdin-filename", default=None, help="The name of the plan read from '-'.")
+def check_command(paths: tuple[str, ...], output_format: str, as_json: bool,
+                  stdin_filename: str | None) -> None:  # fmt: skip
+    """Check plan files, folders (their *.py) or '-' (stdin); one line per problem, like ruff."""
+    from planlang.check_command import check_paths
+
+    sys.exit(check_paths(paths, "json" if as_json else output_format, stdin_filename))
 
 
 config_option = click.option(
@@ -85,55 +57,132 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
     commands.price_command(path, seeds, latency, as_json, config)
 
 
+@cli.command("submit")
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@config_option
+def submit_command(path: str, as_json: bool, config: str | None) -> None:
+    """Check, price and decide on a plan without running it (exit 1 if held)."""
+    from planlang import commands
+
+    commands.submit_command(path, as_json, config)
+
+
 @cli.command("approve")
 @click.argument("plan_id", type=int)
 @click.option("--by", default="a person", help="Who approves (kept with the approval).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def approve_command(plan_id: int, by: str, config: str | None) -> None:
+def approve_command(plan_id: int, by: str, as_json: bool, config: str | None) -> None:
     """Approve a held plan by its ID."""
     from planlang import commands
 
-    commands.approve_command(plan_id, by, config)
+    commands.approve_command(plan_id, by, config, as_json)
+
+
+@cli.command("reject")
+@click.argument("plan_id", type=int)
+@click.option("--by", default="a person", help="Who rejects (kept with the decision).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@config_option
+def reject_command(plan_id: int, by: str, as_json: bool, config: str | None) -> None:
+    """Refuse a held plan by its ID; it is never run."""
+    from planlang import commands
+
+    commands.reject_command(plan_id, by, config, as_json)
 
 
 @cli.command("held")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def held_command(config: str | None) -> None:
-    """List plans the gate holds for a person."""
+def held_command(as_json: bool, config: str | None) -> None:
+    """List plans the gate holds for a person, with their price and problems."""
     from planlang import commands
 
-    commands.held_command(config)
+    commands.held_command(config, as_json)
 
 
 @cli.command("run")
 @click.argument("path")
 @click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
 @click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@click.option("--allow-failed-workers", is_flag=True,
+              help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
+@click.option("--retry-failed", is_flag=True,
+              help="Ask the workers that failed in the plan's last run again, under a fresh "
+                   "sample index (the old answers stay in the ledger).")  # fmt: skip
+@click.option("--wait-at-budget", is_flag=True,
+              help="Off a terminal: wait at the cap (planlang raise), do not stop.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one outcome object on stdout (shapes: docs/CLI.md).")  # fmt: skip
 @config_option
-def run_command(path: str, replay: bool, budget: float | None, config: str | None) -> None:
-    """Run an approved plan (submitting it to the gate first if it is new)."""
+def run_command(path: str, replay: bool, budget: float | None, allow_failed_workers: bool,
+                retry_failed: bool, wait_at_budget: bool, as_json: bool,
+                config: str | None) -> None:  # fmt: skip
+    """Run an approved plan (submitting it to the gate first if it is new).
+
+    The plan's result is printed on stdout as JSON; progress and status go to stderr. A run in
+    which the plan or any worker failed exits 1 (see --allow-failed-workers)."""
     from planlang import commands
 
-    commands.run_command(path, replay, budget, config)
+    commands.run_command(path, replay, budget, config, allow_failed_workers=allow_failed_workers,
+                         retry_failed=retry_failed, wait_at_budget=wait_at_budget,
+                         as_json=as_json)  # fmt: skip
 
 
 @cli.command("runs")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def runs_command(config: str | None) -> None:
-    """List past runs, newest last."""
+def runs_command(as_json: bool, config: str | None) -> None:
+    """List past runs, newest last (one without an end record is listed as interrupted)."""
     from planlang import commands
 
-    commands.runs_command(config)
+    commands.runs_command(config, as_json)
 
 
 @cli.command("show")
 @click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
-def show_command(run_id: str, config: str | None) -> None:
-    """Print a run's phases, workers and costs."""
+def show_command(run_id: str, as_json: bool, config: str | None) -> None:
+    """Print a run's phases, workers, costs and result."""
     from planlang import commands
 
-    commands.show_command(run_id, config)
+    commands.show_command(run_id, config, as_json)
+
+
+@cli.command("result")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="The result is JSON already (accepted).")
+@config_option
+def result_command(run_id: str, as_json: bool, config: str | None) -> None:
+    """Print a run's result as JSON."""
+    from planlang import commands
+
+    commands.result_command(run_id, config)
+
+
+@cli.command("raise")
+@click.argument("run_id")
+@click.argument("cap", type=click.FloatRange(0))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@config_option
+def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) -> None:
+    """Raise the credit cap of a live run (from another shell)."""
+    from planlang import commands
+
+    commands.raise_command(run_id, cap, config, as_json)
+
+
+@cli.command("cancel")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@config_option
+def cancel_command(run_id: str, as_json: bool, config: str | None) -> None:
+    """Cancel a live run (from another shell); calls on the wire finish and are stored."""
+    from planlang import commands
+
+    commands.cancel_command(run_id, config, as_json)
 
 
 @cli.group("ledger")

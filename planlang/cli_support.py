@@ -14,11 +14,12 @@ import click
 from planlang.check import MAX_SOURCE_BYTES
 
 __all__ = [
-    "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "PlanFile", "PlanFileError",
+    "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
+    "PlanFile", "PlanFileError", "find_config",
     "read_plan",
 ]  # fmt: skip
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 
 class PlanFileError(click.ClickException):
@@ -31,6 +32,18 @@ class PlanFileError(click.ClickException):
 class PlanFile:
     path: str
     source: str
+
+
+CONFIG_NAME = "planlang.toml"
+
+
+def find_config(start: Path) -> Path | None:
+    """``planlang.toml`` in ``start`` or the nearest folder above it, as ruff and pytest look."""
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def read_plan(path: str) -> PlanFile:

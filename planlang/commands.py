@@ -1,4 +1,5 @@
-"""The bodies of ``planlang price | run | approve | held | runs | show``, past ``check``.
+"""The bodies of ``planlang price | run | approve | held | runs | show | result | raise |
+cancel``, past ``check``.
 
 ``planlang.cli`` declares each command (arguments, options, help) and imports this module inside
 the command, so ``planlang check`` never loads the runtime, rich or pydantic.
@@ -11,28 +12,33 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.live import Live
 
 from planlang.cli_ledger import open_ledger, open_shared_budget
-from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, PlanFileError, read_plan
-from planlang.errors import PlanError, PlanRefused
-from planlang.gate import Gate, TamperedPlan
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, find_config, read_plan
+from planlang.errors import PlanRefused
+from planlang.gate import Gate
 from planlang.gate_seal import KeyFileError
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.run import endpoint_client, front_door, start_run
-from runtime import LLM, Run, RunError
+from planlang.run_records import list_runs, new_run_folder, read_meta, write_start
+from planlang.run_records import retry_failed as retry_failed_workers
+from planlang.run_watch import WatchOptions, send_request, watch
 from runtime.stores import StoreUnavailable
 
 
-def _project(config: str | None) -> Project:
+def _project(config: str | None, plan: str | None = None) -> Project:
+    """The project of ``--config``, else the ``planlang.toml`` nearest above the plan's folder
+    (or the current folder), as ruff and pytest find theirs."""
+    if config is None:
+        found = find_config(Path(plan).resolve().parent if plan else Path.cwd())
+        config = None if found is None else str(found)
     try:
         return load_project(config)
     except ProjectError as error:
@@ -75,8 +81,18 @@ def _refused(error: PlanRefused, as_json: bool) -> None:
 
 def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
     """Rehearse a plan against the free stand-in model and print its price."""
+    try:
+        _price(path, seeds, latency, as_json, config)
+    except PlanFileError as error:
+        if not as_json:
+            raise
+        click.echo(json.dumps({"ok": False, "error": error.message, "problems": []}))
+        sys.exit(error.exit_code)
+
+
+def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
     plan = read_plan(path)
-    project = _project(config)
+    project = _project(config, path)
     try:
         report = price(plan.source, seeds=seeds, settings=project.settings,
                        host=project.host_provider(), inputs=project.inputs, latency=latency,
@@ -89,10 +105,11 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         print_price(report, Console(), concurrency=project.settings.concurrency, latency=latency)
-    no_project = config is None and not (Path.cwd() / DEFAULT_NAME).exists()
+    no_project = config is None and project.source is None
     if no_project and _undefined_names(report.problems):
         click.echo(
-            f"note: no {DEFAULT_NAME} in {Path.cwd()}, so the plan has only the core host words "
+            f"note: no {DEFAULT_NAME} in {Path(path).resolve().parent} or above, so the plan has "
+            "only the core host words "
             "(agent, parallel, stream, phase, log); pass --config to use a project's words.",
             err=True,
         )
@@ -104,10 +121,45 @@ def _undefined_names(problems: Any) -> bool:
     return any(p.kind == "crash" and p.message.startswith("NameError") for p in problems)
 
 
-# -- approve / held --------------------------------------------------------------------------
+# -- submit / approve / reject / held -------------------------------------------------------
 
 
-def approve_command(plan_id: int, by: str, config: str | None) -> None:
+def _echo_plan(summary: dict[str, Any], headline: str) -> None:
+    """A plan as a person reviews it: what happened, the price, and what held it."""
+    click.echo(headline)
+    credits = summary["price"]["credits"] or {}
+    if credits:
+        click.echo(f"  price: {credits.get('median', 0):.4g} credits median "
+                   f"({credits.get('min', 0):.4g} to {credits.get('max', 0):.4g}); hard ceiling "
+                   f"{summary['price']['ceiling']:.4g}")  # fmt: skip
+    for reason in summary["reasons"]:
+        click.echo(f"  held: {reason}")
+    for problem in summary["problems"]:
+        click.echo(f"  problem: {problem}")
+
+
+def submit_command(path: str, as_json: bool, config: str | None) -> None:
+    """Check, price and decide on a plan without running it."""
+    plan = read_plan(path)
+    gate = _gate(_project(config, path))
+    try:
+        decision = gate.submit(plan.source, filename=path)
+    except PlanRefused as error:
+        _refused(error, as_json)
+    summary = gate.summary(decision.id)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    elif decision.approved:
+        _echo_plan(summary, f"Plan {decision.id} ({path}) is approved; run it with: "
+                            f"planlang run {path}")  # fmt: skip
+    else:
+        _echo_plan(summary, f"Plan {decision.id} ({path}) is held for a person. Approve it with: "
+                            f"planlang approve {decision.id}, or refuse it with: planlang "
+                            f"reject {decision.id}")  # fmt: skip
+    sys.exit(EXIT_OK if decision.approved else EXIT_REFUSED)
+
+
+def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Approve a held plan by its ID."""
     gate = _gate(_project(config), words=False)
     try:
@@ -117,28 +169,52 @@ def approve_command(plan_id: int, by: str, config: str | None) -> None:
     except PlanRefused as error:
         click.echo(f"error: {error.__cause__ or error}", err=True)
         sys.exit(EXIT_REFUSED)
-    click.echo(
-        f"Approved plan {approved.id} ({approved.filename}, sha256 {approved.sha256[:12]}…)."
-    )
+    summary = gate.summary(approved.id)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    _echo_plan({**summary, "reasons": []}, f"Approved plan {approved.id} ({approved.filename}, "
+               f"sha256 {approved.sha256[:12]}…) by {by}.")  # fmt: skip
 
 
-def held_command(config: str | None) -> None:
-    """List plans the gate holds for a person."""
+def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
+    """Refuse a held plan by its ID."""
+    gate = _gate(_project(config), words=False)
+    try:
+        summary = gate.reject(plan_id, by=by)
+    except KeyError as error:
+        raise PlanFileError(str(error.args[0])) from None
+    except ValueError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_REFUSED)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        click.echo(f"Rejected plan {plan_id} ({summary['filename']}) by {by}.")
+
+
+def held_command(config: str | None, as_json: bool = False) -> None:
+    """List plans the gate holds for a person, with their price and problems."""
     held = _gate(_project(config), words=False).held()
+    if as_json:
+        click.echo(json.dumps({"held": held}, indent=2, default=str))
+        return
     if not held:
         click.echo("No plan is held.")
     for row in held:
-        click.echo(f"{row['id']}  {row['filename']}  {row['sha256'][:12]}…  "
-                   f"{'; '.join(row['reasons'])}")  # fmt: skip
+        _echo_plan(row, f"{row['id']}  {row['filename']}  {row['sha256'][:12]}…")
 
 
 # -- run -------------------------------------------------------------------------------------
 
 
-def run_command(path: str, replay: bool, budget: float | None, config: str | None) -> None:
-    """Run an approved plan (submitting it to the gate first if it is new)."""
+def run_command(path: str, replay: bool, budget: float | None, config: str | None, *,
+                allow_failed_workers: bool = False, retry_failed: bool = False,
+                wait_at_budget: bool = False, as_json: bool = False) -> None:  # fmt: skip
+    """Run an approved plan (submitting it to the gate first if it is new); its result goes to
+    stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
     plan = read_plan(path)
-    project = _project(config)
+    project = _project(config, path)
     project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
     gate = _gate(project)
     try:
@@ -164,13 +240,23 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
             client = endpoint_client(settings)
         except ValueError as error:
             raise PlanFileError(str(error)) from None
-    run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + approved.sha256[:8]
-    folder = project.state_dir / "runs" / run_id
+    runs_dir = project.state_dir / "runs"
+    resample = retry_failed_workers(runs_dir, approved.sha256) if retry_failed else None
+    if resample is not None:
+        click.echo(f"Retrying {resample.retried} failed worker(s) under a fresh sample index.",
+                   err=True)  # fmt: skip
+    folder = new_run_folder(runs_dir, approved.sha256)
     ledger = open_ledger(project.ledger)
     llm = front_door(settings, ledger, client=client, replay=replay, budget=budget)
     if project.budget is not None:  # a budget shared on the server instead of the run's own
         llm.budget = open_shared_budget(project, budget if budget is not None else settings.cap)
-    code = _watch(llm, approved, folder, path, "replay" if replay else "collect")
+    mode = "replay" if replay else "collect"
+    write_start(folder, filename=path, sha256=approved.sha256, mode=mode, cap=llm.budget.cap)
+    run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
+                    resample=resample)  # fmt: skip
+    options = WatchOptions(allow_failed_workers=allow_failed_workers,
+                           wait_at_budget=wait_at_budget, as_json=as_json)  # fmt: skip
+    code = watch(run, folder, options=options)
     ledger.close()
     llm.budget.close()
     if client is not None:
@@ -178,84 +264,87 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     sys.exit(code)
 
 
-def _watch(llm: LLM, approved: Any, folder: Path, path: str, mode: str) -> int:
-    console = Console(stderr=True)
-    run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl")
-    outcome: Any = None
-    code = EXIT_OK
-    try:
-        with Live(run.statusline(), console=console, refresh_per_second=4,
-                  transient=False) as live:  # fmt: skip
-            while True:
-                try:
-                    outcome = run.wait(timeout=0.25)
-                    break
-                except TimeoutError:
-                    live.update(run.statusline())
-            live.update(run.statusline())
-    except KeyboardInterrupt:
-        # Ctrl-C may land outside run.wait (say, while the status line redraws): cancel here
-        # too, and let workers already talking finish, so nothing is left running.
-        code = EXIT_INTERRUPTED
-        run.cancel("interrupted (Ctrl-C)")
-        _finish_quietly(run)
-        console.print("Interrupted: the run was cancelled; run again to resume from the ledger.")
-    except (PlanError, RunError, TamperedPlan) as error:
-        code = EXIT_REFUSED
-        console.print(f"[red]The run failed:[/red] {type(error).__name__}: {error}",
-                      highlight=False)  # fmt: skip
-    _save(run, folder, path, mode, outcome)
-    console.print(f"Run {folder.name}: {run.status}. Details: planlang show {folder.name}")
-    return code
+# -- runs / show / result / raise / cancel ---------------------------------------------------
 
 
-def _finish_quietly(run: Run) -> None:
-    """Wait for a cancelled run to wind down; its error is already recorded on the run."""
-    while True:
-        try:
-            run.wait()
-            return
-        except KeyboardInterrupt:
-            continue  # a second Ctrl-C while winding down: keep winding down
-        except BaseException:  # noqa: BLE001 - the run's own outcome, already on run.error
-            return
+def _run_folder(config: str | None, run_id: str) -> Path:
+    folder = _project(config).state_dir / "runs" / run_id
+    if read_meta(folder) is None:
+        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
+    return folder
 
 
-def _save(run: Run, folder: Path, path: str, mode: str, result: Any) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "id": folder.name, "filename": path, "status": run.status, "mode": mode,
-        "finished": time.time(), "accounting": run.accounting.to_dict(),
-        "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
-    }  # fmt: skip
-    for name, data in (("meta.json", meta), ("threads.json", run.threads_json()),
-                       ("result.json", result)):  # fmt: skip
-        tmp = folder / (name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-        tmp.replace(folder / name)
-
-
-# -- runs / show -----------------------------------------------------------------------------
-
-
-def runs_command(config: str | None) -> None:
-    """List past runs, newest last."""
-    folder = _project(config).state_dir / "runs"
-    metas = sorted(folder.glob("*/meta.json")) if folder.exists() else []
+def runs_command(config: str | None, as_json: bool = False) -> None:
+    """List past runs, oldest first (a run whose process is gone without an end record is
+    listed as interrupted)."""
+    metas = list_runs(_project(config).state_dir / "runs")
+    if as_json:
+        click.echo(json.dumps({"runs": metas}, indent=2, default=str))
+        return
     if not metas:
         click.echo("No runs yet.")
-    for meta_path in metas:
-        meta = json.loads(meta_path.read_text())
-        total = meta["accounting"]["total"]
-        click.echo(f"{meta['id']}  {meta['status']:<9}  {meta['filename']}  "
-                   f"{total['calls']} calls  {total['credits']:.4g} credits")  # fmt: skip
+    for meta in metas:
+        total = meta.get("accounting", {}).get("total", {})
+        calls, credits = total.get("calls", 0), total.get("credits", 0.0)
+        click.echo(f"{meta['id']}  {meta['status']:<17}  {meta.get('filename')}  "
+                   f"{calls} calls  {credits:.4g} credits")  # fmt: skip
 
 
-def show_command(run_id: str, config: str | None) -> None:
-    """Print a run's phases, workers and costs."""
-    folder = _project(config).state_dir / "runs" / run_id
-    if not (folder / "meta.json").exists():
-        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
-    meta = json.loads((folder / "meta.json").read_text())
-    threads = json.loads((folder / "threads.json").read_text())
+def show_command(run_id: str, config: str | None, as_json: bool = False) -> None:
+    """Print a run's phases, workers, costs and result."""
+    folder = _run_folder(config, run_id)
+    meta = read_meta(folder) or {}
+    threads_path = folder / "threads.json"
+    threads = json.loads(threads_path.read_text()) if threads_path.exists() else []
+    if as_json:
+        result_path = folder / "result.json"
+        result = json.loads(result_path.read_text()) if result_path.exists() else None
+        shown = {"meta": meta, "workers": threads, "result": result}
+        click.echo(json.dumps(shown, indent=2, default=str))
+        return
     print_run(meta, threads, Console())
+    result_path = folder / "result.json"
+    if result_path.exists():
+        click.echo(f"Result (planlang result {run_id}):")
+        click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def result_command(run_id: str, config: str | None) -> None:
+    """Print a run's result as JSON (exit 1 if the run has none)."""
+    folder = _run_folder(config, run_id)
+    result_path = folder / "result.json"
+    if not result_path.exists():
+        meta = read_meta(folder) or {}
+        click.echo(f"Run {run_id} has no result ({meta.get('status')}).", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def _live_folder(config: str | None, run_id: str) -> Path:
+    folder = _run_folder(config, run_id)
+    meta = read_meta(folder) or {}
+    if meta.get("status") != "running":
+        raise PlanFileError(f"run {run_id!r} is not running ({meta.get('status')})")
+    return folder
+
+
+def _request(run_id: str, config: str | None, request: dict[str, Any], done: str,
+             as_json: bool) -> None:  # fmt: skip
+    taken = send_request(_live_folder(config, run_id), request)
+    if as_json:
+        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken}))
+    elif taken:
+        click.echo(f"Run {run_id}: {done}.")
+    else:
+        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+    sys.exit(EXIT_OK if taken else EXIT_REFUSED)
+
+
+def raise_command(run_id: str, cap: float, config: str | None, as_json: bool = False) -> None:
+    """Raise the credit cap of a live run (from another shell)."""
+    _request(run_id, config, {"raise": cap}, f"the cap is now {cap:.4g}", as_json)
+
+
+def cancel_command(run_id: str, config: str | None, as_json: bool = False) -> None:
+    """Cancel a live run (from another shell); calls on the wire finish and are stored."""
+    _request(run_id, config, {"cancel": True}, "cancelled", as_json)

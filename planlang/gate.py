@@ -241,6 +241,10 @@ class Gate:
     ) -> int:  # fmt: skip
         now = time.time()
         policy_sha, price_sha = self.policy.sha256(), _price_sha(report)
+        if status == "held":  # a plan is held once per sha256 (and policy), however often run
+            already = self.store.held_for(checked.sha256, policy_sha)
+            if already is not None:
+                return already
         return self.store.insert({
             "sha256": checked.sha256, "filename": checked.filename, "source": source,
             "policy_sha256": policy_sha, "price_json": json.dumps(report.to_dict(), default=str),
@@ -261,21 +265,42 @@ class Gate:
     # -- people ----------------------------------------------------------------------------
 
     def held(self) -> list[dict[str, Any]]:
-        """Plans waiting for a person, oldest first."""
-        return [
-            {
-                "id": r["id"],
-                "filename": r["filename"],
-                "sha256": r["sha256"],
-                "reasons": json.loads(r["reasons_json"]),
-                "submitted": r["submitted"],
-            }  # fmt: skip
-            for r in self.store.held()
-        ]
+        """Plans waiting for a person, oldest first, with the price and problems that held them."""
+        return [self.summary(int(r["id"])) for r in self.store.held()]
+
+    def summary(self, plan_id: int) -> dict[str, Any]:
+        """One plan as a person reviews it: status, reasons, price and rehearsal problems."""
+        row = self._row(plan_id)
+        report = json.loads(row["price_json"])
+        status, by = row["status"], row["decided_by"]
+        if row.get("rejected_by") is not None:
+            status, by = "rejected", row["rejected_by"]
+        credits = report.get("total", {}).get("credits", {})
+        return {
+            "id": row["id"], "filename": row["filename"], "sha256": row["sha256"],
+            "status": status, "reasons": json.loads(row["reasons_json"]),
+            "submitted": row["submitted"], "decided_by": by,
+            "price": {"credits": credits, "ceiling": report.get("ceiling"),
+                      "wall_seconds": report.get("wall_seconds")},
+            "problems": [_problem_line(p, row["filename"]) for p in report.get("problems", [])],
+        }  # fmt: skip
+
+    def reject(self, plan_id: int, by: str = "a person") -> dict[str, Any]:
+        """Refuse a held plan for good; it is never issued (submitting it again holds it anew)."""
+        status = self.summary(plan_id)["status"]
+        if status != "held":
+            raise ValueError(f"Plan {plan_id} is {status}, not held; only a held plan can be "
+                             "rejected.")  # fmt: skip
+        self.store.reject(plan_id, time.time(), by)
+        return self.summary(plan_id)
 
     def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
         """Let a held plan go. Its stored source is checked again and bound to the policy."""
         row = self._row(plan_id)
+        if row.get("rejected_by") is not None:
+            raise PlanRefused((), filename=row["filename"]) from ValueError(
+                f"Plan {plan_id} was rejected by {row['rejected_by']}; submit it again."
+            )
         if row["policy_sha256"] != self.policy.sha256():
             raise PlanRefused((), filename=row["filename"]) from ValueError(
                 f"Plan {plan_id} was priced under another policy; submit it again."
@@ -314,3 +339,11 @@ class Gate:
             raise TamperedPlan(f"the stored price of plan {plan_id} is not the price it was "
                                "decided at")  # fmt: skip
         return row
+
+
+def _problem_line(problem: Mapping[str, Any], filename: str) -> str:
+    """A stored price problem as the price report prints it."""
+    line = problem.get("line")
+    where = f"{filename}:{line}" if line else filename
+    times = f" ({problem['count']} times)" if problem.get("count", 1) > 1 else ""
+    return f"{where}: {problem.get('kind')}: {problem.get('message')}{times}"

@@ -33,6 +33,15 @@ CREATE TABLE IF NOT EXISTS plans (
 );
 CREATE INDEX IF NOT EXISTS plans_sha ON plans (sha256, policy_sha256, status);
 """
+# A person's refusal of a held plan: a table of its own, so stores made before it keep working.
+_REJECTIONS = """
+CREATE TABLE IF NOT EXISTS {r} (
+    plan_id BIGINT PRIMARY KEY,
+    rejected DOUBLE PRECISION NOT NULL,
+    rejected_by TEXT NOT NULL
+)
+"""
+_HELD = "status = 'held' AND id NOT IN (SELECT plan_id FROM {r})"
 
 COLUMNS = ("sha256", "filename", "source", "policy_sha256", "price_json", "price_sha256",
            "status", "reasons_json", "submitted", "decided", "decided_by", "seal")  # fmt: skip
@@ -42,6 +51,7 @@ class GateStore:
     """A SQLite gate store (``":memory:"`` or a file); ``open_store`` picks the backend."""
 
     table = "plans"
+    rejections = "rejections"
     mark = "?"
 
     def __init__(self, location: str | Path) -> None:
@@ -52,12 +62,14 @@ class GateStore:
         self._db = sqlite3.connect(self.location, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA busy_timeout = 10000")
         self._db.executescript(_SQLITE_SCHEMA)
+        self._db.execute(self._sql(_REJECTIONS))
         names = {row[1] for row in self._db.execute("PRAGMA table_info(plans)")}
         if "seal" not in names:  # a gate.db from before decisions were sealed
             self._db.execute("ALTER TABLE plans ADD COLUMN seal TEXT")
 
     def _sql(self, text: str) -> str:
-        return text.replace("{t}", self.table).replace("?", self.mark)
+        text = text.replace("{t}", self.table).replace("{r}", self.rejections)
+        return text.replace("?", self.mark)
 
     def _execute(self, text: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         with self._lock:
@@ -76,11 +88,23 @@ class GateStore:
                       "WHERE id = ?", (status, decided, by, seal, plan_id))  # fmt: skip
 
     def row(self, plan_id: int) -> dict[str, Any] | None:
-        found = self._execute("SELECT * FROM {t} WHERE id = ?", (int(plan_id),))
+        """The row, with ``rejected_by`` (None unless a person rejected the plan)."""
+        found = self._execute("SELECT {t}.*, {r}.rejected_by FROM {t} LEFT JOIN {r} ON "
+                              "{r}.plan_id = {t}.id WHERE {t}.id = ?", (int(plan_id),))  # fmt: skip
         return found[0] if found else None
 
     def held(self) -> list[dict[str, Any]]:
-        return self._execute("SELECT * FROM {t} WHERE status = 'held' ORDER BY id")
+        return self._execute(f"SELECT * FROM {{t}} WHERE {_HELD} ORDER BY id")
+
+    def held_for(self, sha256: str, policy_sha256: str) -> int | None:
+        """The held (not rejected) plan of this source under this policy, if there is one."""
+        found = self._execute(f"SELECT id FROM {{t}} WHERE sha256 = ? AND policy_sha256 = ? AND "
+                              f"{_HELD} ORDER BY id LIMIT 1", (sha256, policy_sha256))  # fmt: skip
+        return int(found[0]["id"]) if found else None
+
+    def reject(self, plan_id: int, rejected: float, by: str) -> None:
+        self._execute("INSERT INTO {r} (plan_id, rejected, rejected_by) VALUES (?, ?, ?)",
+                      (int(plan_id), rejected, by))  # fmt: skip
 
     def latest_approved(self, sha256: str, policy_sha256: str) -> int | None:
         found = self._execute("SELECT id FROM {t} WHERE sha256 = ? AND policy_sha256 = ? AND "
@@ -96,6 +120,7 @@ class PostgresGateStore(GateStore):
     """The same store on a PostgreSQL server (table ``planlang_plans``)."""
 
     table = "planlang_plans"
+    rejections = "planlang_rejections"
     mark = "%s"
 
     def __init__(self, location: str | Path) -> None:
@@ -103,6 +128,7 @@ class PostgresGateStore(GateStore):
 
         self.location = str(location)
         self.server = Server(self.location, max_size=2)
+        self._execute(_REJECTIONS)
 
     def _execute(self, text: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         with self.server.connection() as conn:

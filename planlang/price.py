@@ -12,8 +12,9 @@ imported when a plan is priced.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult, check
@@ -50,11 +51,13 @@ class PriceProblem:
     message: str
     line: int | None
     seeds: tuple[int, ...]
+    count: int = 1  # how often the most affected rehearsal met it (200 refused workers: 200)
 
     def render(self, filename: str) -> str:
         where = f"{filename}:{self.line}" if self.line else filename
         seeds = ",".join(map(str, self.seeds))
-        return f"{where}: {self.kind}: {self.message} (seeds {seeds})"
+        times = f" ({self.count} times)" if self.count > 1 else ""
+        return f"{where}: {self.kind}: {self.message}{times} (seeds {seeds})"
 
 
 @dataclass
@@ -94,7 +97,9 @@ class PriceReport:
                       and self.tool_hints.get(name, {}).get("destructive", True))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Without the rehearsals: asdict copies without a memo, so a rehearsal's result made of
+        # cycles or shared structure would never finish copying, and the report has no results.
+        data = asdict(replace(self, rehearsals=[]))
         data.pop("rehearsals")
         data["ok"] = self.ok
         return data
@@ -189,11 +194,15 @@ def _spreads(rehearsals: Sequence[Rehearsal], key: str) -> dict[str, dict[str, S
 
 
 def _merge_problems(rehearsals: Sequence[Rehearsal]) -> list[PriceProblem]:
+    """One problem per distinct (kind, message, line), with its seeds and its count."""
     seen: dict[tuple[str, str, int | None], list[int]] = {}
+    most: Counter[tuple[str, str, int | None]] = Counter()
     for rehearsal in rehearsals:
-        for problem in rehearsal.problems:
+        here = Counter(rehearsal.problems)
+        for problem, times in here.items():
             seen.setdefault(problem, []).append(rehearsal.seed)
+            most[problem] = max(most[problem], times)
     return [
-        PriceProblem(kind, message, line, tuple(dict.fromkeys(seeds)))
+        PriceProblem(kind, message, line, tuple(dict.fromkeys(seeds)), most[kind, message, line])
         for (kind, message, line), seeds in seen.items()
     ]

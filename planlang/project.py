@@ -44,18 +44,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from planlang.config_errors import (
+    ProjectError,
+    check_keys,
+    options_for,
+    provider_failed,
+    validation_line,
+)
 from planlang.gate import Policy
 from planlang.mcp.config import McpConfigError, ServerConfig, servers_from_table
-from runtime import Run, Settings
+from runtime import LLM, Run, Settings
 from runtime.stores import backend
 
 __all__ = ["DEFAULT_NAME", "Project", "ProjectError", "load_project"]
 
+_CONFIG_CHECK = "planlang.toml check"  # the run the providers are tried on while loading
+
 DEFAULT_NAME = "planlang.toml"
-
-
-class ProjectError(ValueError):
-    """The configuration cannot be used; the message says which file and why."""
 
 
 @dataclass
@@ -93,7 +100,13 @@ class Project:
 
     def host_provider(self) -> Callable[[Run], Mapping[str, Any]] | None:
         """One provider calling each configured ``module:callable(run, **options)``, and the
-        MCP servers' tools (listed now: a server that cannot start is the project's error)."""
+        MCP servers' tools (listed now: a server that cannot start is the project's error).
+
+        Each provider gets the options its signature takes; an option no provider takes is a
+        typo. The words are built once here, so a provider refusing its options (a corpus
+        that does not exist, a count that is not a number) is a config mistake now, not a
+        crash in the middle of a rehearsal.
+        """
         mcp = self.mcp_tools()
         if mcp is not None:
             from runtime import RunError
@@ -104,31 +117,45 @@ class Project:
                 raise ProjectError(f"{self.source or 'the project'}: {error}") from None
         if not self.host_specs and mcp is None:
             return None
-        providers = [_import(spec) for spec in self.host_specs]
-        options = dict(self.options)
+        file = self.source or Path(DEFAULT_NAME)
+        bound, taken = [], set()
+        for spec in self.host_specs:
+            provider = _import(file, spec)
+            options, names = options_for(file, spec, provider, self.options)
+            bound.append((spec, provider, options))
+            taken |= names
+        for key in self.options:
+            if key not in taken:
+                raise ProjectError(f"{file}: [plan] options.{key}: unknown option; no host "
+                                   f"provider takes it ({', '.join(self.host_specs)})")  # fmt: skip
 
         def provide(run: Run) -> Mapping[str, Any]:
             words: dict[str, Any] = {}
-            for provider in providers:
-                words.update(provider(run, **options))
-            if mcp is not None:
+            for spec, provider, options in bound:
+                try:
+                    words.update(provider(run, **options))
+                except (OSError, ValueError, TypeError, KeyError) as error:
+                    raise ProjectError(provider_failed(file, spec, options, error)) from None
+            if mcp is not None and run.title != _CONFIG_CHECK:
                 words.update(mcp(run))
             return words
 
+        provide(Run(_CONFIG_CHECK, llm=LLM(settings=self.settings)))  # the tools: listed above
         return provide
 
 
-def _import(spec: str) -> Callable[..., Mapping[str, Any]]:
+def _import(file: Path, spec: str) -> Callable[..., Mapping[str, Any]]:
     module_name, _, attr = spec.partition(":")
+    where = f"{file}: [plan] host {spec!r}"
     if not module_name or not attr:
-        raise ProjectError(f"A host provider must be written 'module:callable', not {spec!r}.")
+        raise ProjectError(f"{where}: a host provider is written 'module:callable'")
     try:
         module = importlib.import_module(module_name)
         provider = getattr(module, attr)
     except (ImportError, AttributeError) as error:
-        raise ProjectError(f"Cannot load the host provider {spec!r}: {error}") from None
+        raise ProjectError(f"{where}: cannot load the host provider: {error}") from None
     if not callable(provider):
-        raise ProjectError(f"The host provider {spec!r} is not callable.")
+        raise ProjectError(f"{where}: the host provider is not callable")
     return provider
 
 
@@ -154,16 +181,35 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
     if unknown:
         raise ProjectError(f"{file}: unknown tables {sorted(unknown)}; expected planlang, plan, "
                            "gate, state, mcp")  # fmt: skip
+    for name in ("planlang", "plan", "gate", "state", "mcp"):
+        if not isinstance(table.get(name, {}), dict):
+            raise ProjectError(f"{file}: [{name}] must be a table")
+    plan = table.get("plan", {})
+    state = table.get("state", {})
+    check_keys(file, "plan", plan, ("host", "options", "inputs"))
+    check_keys(file, "state", state, ("dir", "ledger", "gate", "gate_key", "budget"))
+    if not isinstance(plan.get("host", []), list) or not all(
+        isinstance(spec, str) for spec in plan.get("host", [])
+    ):
+        raise ProjectError(f"{file}: [plan] host: a list of 'module:callable' strings")
+    if not isinstance(plan.get("options", {}), dict):
+        raise ProjectError(f"{file}: [plan] options: must be a table")
+    if not isinstance(state.get("dir", ".planlang"), str):
+        raise ProjectError(f"{file}: [state] dir: must be a folder name")
     try:
         settings = Settings.load(file) if "planlang" in table else Settings()
+    except ValidationError as error:
+        raise ProjectError(validation_line(file, "planlang", error)) from None
+    except (ValueError, TypeError) as error:
+        raise ProjectError(f"{file}: [planlang] {error}") from None
+    try:
         policy = Policy(**table.get("gate", {}))
+    except ValidationError as error:
+        raise ProjectError(validation_line(file, "gate", error)) from None
+    try:
         servers = servers_from_table(table.get("mcp", {}), root)
     except McpConfigError as error:
         raise ProjectError(f"{file}: {error}") from None
-    except (ValueError, TypeError) as error:
-        raise ProjectError(f"{file}: {error}") from None
-    plan = table.get("plan", {})
-    state = table.get("state", {})
     return Project(
         root=root,
         settings=settings,

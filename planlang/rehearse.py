@@ -133,7 +133,8 @@ def rehearse(
     llm = LLM(ledger=None, client=None, budget=Budget(None),
               standin=StandIn(seed, on_call=clock.tick), settings=settings)  # fmt: skip
     steps = (limits or Limits()).steps
-    run = Run(f"rehearsal seed {seed}", llm=llm, settings=deep_settings(settings, steps))
+    # One title for every seed: a problem that names it reads the same, and merges, across seeds.
+    run = Run("rehearsal", llm=llm, settings=deep_settings(settings, steps))
     words, origins = run_host_words(run, checked.filename)
     fan_out, streamed = words["parallel"], words["stream"]
     words["parallel"] = lambda thunks: clock.parallel(fan_out, thunks, run.in_worker())
@@ -160,8 +161,9 @@ def rehearse(
         line = origins.lines.get(record.label or "")
         if record.status == "failed":
             problems.append(("worker", record.error or "the worker failed", line))
-        elif record.status == "refused":
-            problems.append(("runaway", record.error or "worker refused", line))
+        elif record.status == "refused":  # one problem for all: the worker number is not news
+            problems.append(("runaway", f"a worker asked to start past max_agents="
+                             f"{run.max_agents}", line))  # fmt: skip
     for event in run.events:  # a thunk's own failure (a bad tool call, say) leaves it None
         if event["kind"] == "thunk_failed":
             problems.append(("thunk", event["error"], None))

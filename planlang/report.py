@@ -56,7 +56,12 @@ def print_price(report: PriceReport, console: Console, *, concurrency: int, late
     if report.problems:
         console.print(f"[red]{len(report.problems)} problem(s) met in rehearsal:[/red]")
         for problem in report.problems:
-            console.print(f"  {problem.render(report.filename)}", markup=False, highlight=False)
+            console.print(
+                f"  {problem.render(report.filename)}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )  # never wrapped: `grep plan.py:3` must find it
     else:
         console.print("[green]No problems met in rehearsal.[/green]")
 

@@ -20,6 +20,7 @@ from planlang.gate import RUN_LIMITS, ApprovedPlan
 from planlang.sandbox.deep_stack import deep_settings
 from planlang.sandbox.limits import Limits
 from runtime import LLM, Budget, Client, HTTPClient, Ledger, Run, RunError, Settings, http_client
+from runtime.run import Resample
 
 __all__ = ["RUN_LIMITS", "RunOutcome", "endpoint_client", "front_door", "start_run", "wait_for"]
 
@@ -59,11 +60,13 @@ def start_run(
     concurrency: int | None = None,
     events_path: str | Path | None = None,
     limits: Limits = RUN_LIMITS,
+    resample: Resample | None = None,
 ) -> Run:
-    """A ``Run`` of ``llm`` whose threads fit ``limits``' steps, started on ``plan``."""
+    """A ``Run`` of ``llm`` whose threads fit ``limits``' steps, started on ``plan``
+    (``resample``: see ``Run``; a retry of failed workers asks them under a fresh index)."""
     stack_ready = deep_settings(settings or llm.settings, limits.steps)
     run = Run(title, llm=llm, settings=stack_ready, concurrency=concurrency,
-              events_path=events_path)  # fmt: skip
+              events_path=events_path, resample=resample)  # fmt: skip
     run.start(plan)
     return run
 

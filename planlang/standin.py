@@ -268,6 +268,7 @@ class _Maker:
         prefix = schema.get("prefixItems", [])
         low = max(schema.get("minItems", 0), len(prefix))
         high = schema.get("maxItems", low + self.extra)
+        _ordered(low, high, "minItems", "maxItems")
         n = self.rng.randint(low, max(low, min(high, low + self.extra)))
         items = [self.make(p, depth + 1) for p in prefix]
         item_schema = schema.get("items", {})
@@ -288,6 +289,7 @@ class _Maker:
             return _FORMATS[schema["format"]]
         low = schema.get("minLength", 1)
         high = schema.get("maxLength", max(low, 24))
+        _ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
         if "pattern" in schema:
             for candidate in _pattern_candidates(self.rng, low, high):
                 if re.search(schema["pattern"], candidate):
@@ -326,6 +328,14 @@ class _Maker:
         return None
 
 
+def _ordered(low: Any, high: Any, low_name: str, high_name: str) -> None:
+    if isinstance(low, int | float) and isinstance(high, int | float) and high < low:
+        raise UnsatisfiableSchema(
+            f"no answer can satisfy the JSON schema: {low_name} {low:g} is above "
+            f"{high_name} {high:g}"
+        )
+
+
 def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
     low = schema.get("minimum", 0 if "maximum" not in schema else schema["maximum"] - 100)
     high = schema.get("maximum", low + 100)
@@ -337,7 +347,12 @@ def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
         import math
 
         low, high = math.ceil(low), math.floor(high)
-    return (low, max(low, high)) if high >= low else (low, high)
+    if high < low:
+        raise UnsatisfiableSchema(
+            f"no answer can satisfy the JSON schema: no {'integer' if integer else 'number'} "
+            f"is at least {low:g} and at most {high:g} (minimum above maximum)"
+        )
+    return low, high
 
 
 def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:

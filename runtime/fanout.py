@@ -40,6 +40,7 @@ class FanOut:
         self._closed = closed
         self._cancelled = cancelled
         self._failed = failed
+        self.closed, self.cancelled = closed, cancelled  # for a stream's consumer
 
     def in_worker(self) -> bool:
         """Is the calling thread running a thunk of this pool (or one run inline)?"""

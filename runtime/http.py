@@ -87,6 +87,11 @@ class HTTPClient:
             raise ClientError(
                 f"The call to {self.url} timed out ({type(exc).__name__}).", retryable=True
             ) from None
+        except httpx.ConnectError as exc:  # nothing listening, no route, no such host
+            message = self._redact(str(exc)) or type(exc).__name__
+            raise ClientError(
+                f"The endpoint {self.url} is unreachable: {message}", retryable=True
+            ) from None
         except httpx.TransportError as exc:
             message = self._redact(str(exc)) or type(exc).__name__
             raise ClientError(
@@ -106,8 +111,11 @@ class HTTPClient:
     def _parse(self, response: httpx.Response, model: str, seconds: float) -> Reply:
         try:
             payload = response.json()
-            message = payload["choices"][0]["message"]
+            choice = payload["choices"][0]
+            message = choice["message"]
             text = message["content"]
+            finish = choice.get("finish_reason")
+            finish = None if finish is None else str(finish)
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
             usage = payload.get("usage") or {}
@@ -129,6 +137,7 @@ class HTTPClient:
             pass
         return Reply(
             text=text,
+            finish=finish,
             data=data,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,

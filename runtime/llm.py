@@ -24,7 +24,7 @@ from .answer_store import AnswerStore
 from .budget import Budget
 from .errors import CacheMiss, ClientError, RunCancelled, SpendRefused
 from .ledger import fingerprint
-from .reply import Reply
+from .reply import Reply, reply_problem
 from .settings import Settings
 
 Mode = Literal["collect", "replay"]
@@ -199,4 +199,7 @@ class LLM:
             raise ClientError(
                 f"The client returned {type(answer).__name__}, not a Reply; it is not an answer."
             )
+        problem = reply_problem(answer)
+        if problem is not None:  # before the budget settles it or the ledger stores it
+            raise ClientError(f"The client returned a malformed Reply: {problem}.")
         return answer

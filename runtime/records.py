@@ -33,6 +33,8 @@ class WorkerRecord:
     would_credits: float = 0.0  # what its stand-in calls would have cost
     error: str | None = None
     result: Any = None
+    sample: int = 0  # the sample index the questions were asked under
+    asked_sample: int = 0  # the one the plan asked for (they differ in a retry)
 
     def add_reply(self, reply: Reply) -> None:
         self.turns += 1
@@ -42,6 +44,7 @@ class WorkerRecord:
         self.replies.append(
             {
                 "text": reply.text,
+                "finish": reply.finish,
                 "cached": reply.cached,
                 "standin": reply.standin,
                 "credits": reply.credits,
@@ -78,4 +81,6 @@ class WorkerRecord:
             "would_credits": self.would_credits,
             "error": self.error,
             "result": self.result,
+            "sample": self.sample,
+            "asked_sample": self.asked_sample,
         }

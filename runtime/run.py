@@ -34,6 +34,8 @@ from .stream import Stream
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
+# (label, prompt, role, the plan's sample) -> the sample index to ask under
+Resample = Callable[[str | None, str, str | None, int], int]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
 
@@ -50,8 +52,12 @@ class Run:
         max_agents: int | None = None,
         events_path: str | Path | None = None,
         settings: Settings | None = None,
+        resample: Resample | None = None,
     ) -> None:
         self.title = title
+        # Which sample index to ask a question under (see Resample): a retry of workers that
+        # failed asks them again under a fresh index, so the stored bad answer is not replayed.
+        self.resample = resample
         self.llm = llm
         self.settings = settings if settings is not None else llm.settings
         self.concurrency = concurrency or self.settings.concurrency
@@ -67,6 +73,8 @@ class Run:
         self.result: Any = None
         self.error: BaseException | None = None
         self.phase_name = "main"
+        self.phases: list[str] = ["main"]  # in the order the plan started them
+        self.fanned: dict[str, int] = {}  # thunks handed to parallel/stream, per phase
         self._status = "created"
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
@@ -103,8 +111,8 @@ class Run:
     def max_turns_per_worker(self) -> int:
         return 1 + self.settings.max_repair_turns + self.settings.max_check_retries
 
-    def start(self, plan: Plan) -> None:
-        """Run ``plan(run)`` on a background thread; see ``wait`` and ``cancel``.
+    def start(self, plan: Plan) -> Run:
+        """Run ``plan(run)`` on a background thread and return the run (``wait``, ``cancel``).
 
         A plan is a callable: trusted code an embedder wrote, or planlang's ``ApprovedPlan``.
         Source text and code objects are refused, so model-written code runs only approved.
@@ -124,6 +132,7 @@ class Run:
         self._thread.daemon = True
         with thread_stack(self.settings.thread_stack_mb):
             self._thread.start()
+        return self
 
     def _main(self, plan: Plan) -> None:
         try:
@@ -209,6 +218,9 @@ class Run:
     def phase(self, name: str) -> None:
         """Start a named phase; workers and calls are accounted to it."""
         self.phase_name = str(name)
+        with self._lock:
+            if self.phase_name not in self.phases:
+                self.phases.append(self.phase_name)
         self.log_events.emit("phase", name=self.phase_name)
 
     def log(self, message: Any) -> None:
@@ -235,6 +247,10 @@ class Run:
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
+        record.asked_sample = sample
+        if self.resample is not None:
+            sample = self.resample(label, str(prompt), model, sample)
+        record.sample = sample
         self._slots.get()  # at most `concurrency` agents talk at once
         try:
             return self._talk(record, prompt, schema, model, system, data, sample, check)
@@ -267,6 +283,9 @@ class Run:
             reason = exc.reason if isinstance(exc, WorkerFailed) else str(exc)
             self._finish(record, "failed", error=reason)
             return None
+        except BaseException as exc:  # a defect below: the record still says how it ended
+            self._finish(record, "failed", error=f"internal error: {type(exc).__name__}: {exc}")
+            raise
         self._finish(record, "done", result=value)
         return value
 
@@ -334,11 +353,21 @@ class Run:
 
     def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
         """Run thunks in parallel and wait for all; results in the order given."""
+        thunks = list(thunks)
+        self._fanned(len(thunks))
         return self.fan_out.parallel(thunks)
 
     def stream(self, thunks: Iterable[Thunk], then: Callable[[Any], Any] | None = None) -> Stream:
         """Yield ``(index, result)`` as workers finish; see ``runtime.stream.Stream``."""
-        return Stream(self.fan_out, list(thunks), then)
+        thunks = list(thunks)
+        self._fanned(len(thunks))
+        return Stream(self.fan_out, thunks, then)
+
+    def _fanned(self, count: int) -> None:
+        """A fan-out from the plan (not a nested, inline one) tells progress its total."""
+        if not self.fan_out.in_worker():
+            with self._lock:
+                self.fanned[self.phase_name] = self.fanned.get(self.phase_name, 0) + count
 
     def _thunk_failed(self, index: int, exc: Exception) -> None:
         self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
@@ -354,6 +383,12 @@ class Run:
     def counts(self) -> dict[str, int]:
         with self._lock:
             return dict(self._counts)
+
+    def progress(self) -> tuple[list[tuple[str, str]], list[str], dict[str, int]]:
+        """(phase, status) of every worker, the phases in order, and thunks fanned per phase."""
+        with self._lock:
+            records = [(record.phase, record.status) for record in self.threads]
+            return records, list(self.phases), dict(self.fanned)
 
     def statusline(self) -> str:
         """One line for a live display: phase, workers, credits, and whether it is paused."""

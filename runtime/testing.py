@@ -3,7 +3,8 @@
 It runs ``http.server.ThreadingHTTPServer`` on a free port in a background thread and speaks
 ``POST /v1/chat/completions``. Faults are queued and each request consumes the next one:
 ``"429"`` (with Retry-After), ``"500"``, ``"slow"`` (answers after ``slow_seconds``),
-``"garbage"`` (a body that is not JSON), ``"wrongshape"`` (JSON without choices), ``"drop"``
+``"garbage"`` (a body that is not JSON), ``"wrongshape"`` (JSON without choices), ``"length"``
+(the answer cut off halfway, with ``finish_reason: "length"``), ``"drop"``
 (closes the connection without answering) and ``"echo_auth"`` (a 400 whose body repeats the
 Authorization header, as a careless proxy might). Requests are counted per fingerprint of the
 body and per prompt (the first user message: repair turns add more), and ``hold_after`` parks
@@ -159,6 +160,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if fake.latency:
                 time.sleep(fake.latency)
             content = fake.responder(body)
+            finish = "stop"
+            if fault == "length":  # cut off at max_tokens, as a server does
+                content, finish = content[: len(content) // 2], "length"
             usage: dict[str, Any] = {"prompt_tokens": 11, "completion_tokens": 7}
             if fake.cost is not None:
                 usage["cost"] = fake.cost
@@ -170,7 +174,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
+                        "finish_reason": finish,
                     }
                 ],
                 "usage": usage,

@@ -12,6 +12,7 @@ and a rerun replays the same turns for free.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Callable
@@ -126,19 +127,24 @@ def converse(
                 problems = [str(exc)]
             if problems:
                 if repairs_left == 0:
-                    raise WorkerFailed(
-                        record.id, "the answer does not match its schema: " + "; ".join(problems)
-                    )
+                    raise WorkerFailed(record.id, _failed_text(problems, reply.cut_off))
                 repairs_left -= 1
-                messages.append({"role": "user", "content": _repair_text(problems)})
+                messages.append({"role": "user", "content": _repair_text(problems, reply.cut_off)})
                 continue
         if check is not None:
             try:
-                problem = check(value)
+                # A copy: the check is the plan's code, and the value is what the run records.
+                problem = check(copy.deepcopy(value))
             except Exception as exc:
                 raise WorkerFailed(
                     record.id, f"its check raised {type(exc).__name__}: {exc}"
                 ) from None
+            if problem is not None and not isinstance(problem, str | bool):
+                # Never str() a plan's value here: text of a shared structure is unpriced work.
+                raise WorkerFailed(
+                    record.id, f"its check returned a {type(problem).__name__}, not a problem "
+                    "(a str) or None",
+                )  # fmt: skip
             if problem:
                 if checks_left == 0:
                     raise WorkerFailed(record.id, f"its check still finds a problem: {problem}")
@@ -153,8 +159,21 @@ def converse(
         return value
 
 
-def _repair_text(problems: list[str]) -> str:
+_CUT_OFF = "cut off at the length limit (finish_reason 'length')"
+
+
+def _failed_text(problems: list[str], cut_off: bool) -> str:
+    cause = f"was {_CUT_OFF}, so it " if cut_off else ""
+    return f"the answer {cause}does not match its schema: " + "; ".join(problems)
+
+
+def _repair_text(problems: list[str], cut_off: bool) -> str:
     listed = "\n".join(f"- {p}" for p in problems)
+    if cut_off:
+        return (
+            f"Your answer was {_CUT_OFF}, before the JSON was complete:\n"
+            f"{listed}\nReply again with only the JSON, shorter, so that it fits."
+        )
     return (
         "Your answer does not match the required JSON schema:\n"
         f"{listed}\nReply again with only the corrected JSON."

@@ -98,6 +98,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         kind = type(node)
         if kind not in _ALLOWED_NODES:
             self.not_allowed(node)
+            self._report_inside(node)
             return node
         if kind not in _POSITIONLESS:
             self._where = node  # operators carry no position: report them at their expression
@@ -112,6 +113,19 @@ class PlanPolicy(RestrictingNodeTransformer):
 
     def visit_Import(self, node: ast.Import) -> None:
         self.not_allowed(node)
+        self._report_inside(node)
+
+    def _report_inside(self, node: ast.AST) -> None:
+        """Visit what a refused construct holds, so its problems are reported in this pass too.
+
+        Only statements and expressions are visited (the tree is refused, so what the visits
+        rewrite is thrown away); parts such as ``withitem`` or ``alias`` are looked through.
+        """
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt | ast.expr):
+                self.visit(child)
+            else:
+                self._report_inside(child)
 
     visit_ImportFrom = visit_ClassDef = visit_Global = visit_With = visit_Try = visit_Import  # type: ignore[assignment]  # noqa: E501
     visit_Yield = visit_YieldFrom = visit_Match = visit_AnnAssign = visit_Import  # type: ignore[assignment]  # noqa: E501
@@ -121,7 +135,7 @@ class PlanPolicy(RestrictingNodeTransformer):
     def check_name(self, node, name, allow_magic_methods=False):
         if name is None:
             return
-        if name.startswith("_"):
+        if name.startswith("_") and name != "_":  # '_' alone is an ordinary name
             self.problem(node, "PL201", f"'{name}' starts with '_', which plans may not use")
         elif name in L.FORBIDDEN_NAMES:
             self.problem(node, "PL202", L.FORBIDDEN_NAMES[name])
@@ -136,13 +150,16 @@ class PlanPolicy(RestrictingNodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if not isinstance(node.ctx, ast.Load):
             self.problem(node, "PL203", "plans may not set or delete attributes")
-            return node
-        if node.attr.startswith("_"):
+        elif node.attr.startswith("_"):
             self.problem(node, "PL204", f"attribute '{node.attr}' starts with '_'")
-            return node
-        if node.attr in L.FORBIDDEN_ATTRIBUTES:
+        elif node.attr in L.FORBIDDEN_ATTRIBUTES:
             self.problem(node, "PL205", f"attribute '{node.attr}' is not part of the plan language")
-            return node
+        else:
+            return self._read_attribute(node)
+        self.visit(node.value)  # refused, but what it reads from is reported in this pass too
+        return node
+
+    def _read_attribute(self, node: ast.Attribute) -> ast.AST:
         kind = self._kind(node.value)
         value = self.visit(node.value)
         if kind in _NATIVE_ATTRIBUTES and node.attr in _NATIVE_ATTRIBUTES[kind]:
@@ -167,6 +184,7 @@ class PlanPolicy(RestrictingNodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         if isinstance(node.ctx, ast.Store) and isinstance(node.slice, ast.Slice):
             self.problem(node, "PL112", "a slice may only be assigned on its own: xs[a:b] = ys")
+            self._report_inside(node)
             return node
         if isinstance(node.ctx, ast.Load) or self._kind(node.value) in ("dict", "list"):
             # Reading an item needs no guard: every subscriptable value a plan can reach is plain
@@ -305,6 +323,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         if type(node.op) not in L.ALLOWED_PARTS:  # '@=' like '@'
             name = type(node.op).__name__
             self.problem(node, "PL100", f"{name} is not part of the plan language")
+            self._report_inside(node)
             return node
         op = IOPERATOR_TO_STR[type(node.op)]
         target = node.target
@@ -318,6 +337,7 @@ class PlanPolicy(RestrictingNodeTransformer):
             return ast.copy_location(ast.Assign(targets=[target], value=call), node)
         if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
             self.problem(node, "PL112", "a slice may only be assigned on its own: xs[a:b] = ys")
+            self._report_inside(node)
             return node
         if isinstance(target, ast.Subscript):
             # x[k] += v  ->  _augN = x; _augM = k; _write_(_augN)[_augM] = _inplacevar_(...)
@@ -327,6 +347,7 @@ class PlanPolicy(RestrictingNodeTransformer):
             names = (self._temp(), self._temp())
             return augmented_item(container, key, cast(ast.expr, value), op, names, node)
         self.problem(node, "PL203", "plans may not set or delete attributes")
+        self._report_inside(node)
         return node
 
     def _temp(self) -> str:

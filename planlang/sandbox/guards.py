@@ -92,7 +92,7 @@ class Guards:
             f"{name!r} is not an attribute a plan may use on a {type(obj).__name__} value."
         )
 
-    wrap_host_word: Callable[..., Any]  # (name, fn, fresh=False) -> a host word; set by the sandbox
+    wrap_host_word: Callable[..., Any]  # (name, fn, fresh=False, text=False) -> a host word
 
     # -- writes ----------------------------------------------------------------------------
 

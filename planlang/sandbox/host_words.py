@@ -31,12 +31,16 @@ def wrap_host_word(
     meter: Meter,
     namespace: dict[str, Any],
     fresh: bool = False,
+    text: Callable[[Any], str] | None = None,
 ) -> Callable[..., Any]:
     """Wrap a host callable: count it, watch the clock around it, copy its result in.
 
-    ``fresh`` (from ``HostWord``) hands a dict or list result over uncopied.
+    ``fresh`` (from ``HostWord``) hands a dict or list result over uncopied; ``text`` (the
+    plan's own priced ``str``, for ``HostWord(text=True)``) turns every argument into text first.
     """
     where = f"The host word {name!r}"
+    if text is not None:
+        fn = _taking_text(fn, text)
     handed_over = SCALARS | {dict, list} if fresh else SCALARS
 
     def settle(result: Any) -> Any:
@@ -127,6 +131,13 @@ def _passing(fn: Callable[..., Any]) -> tuple[str, str]:
         parameters += names[n_positional:]
     arguments = names[:n_positional] + [f"{k}={k}" for k in names[n_positional:]]
     return ", ".join(parameters), ", ".join(arguments)
+
+
+def _taking_text(fn: Callable[..., Any], text: Callable[[Any], str]) -> Callable[..., Any]:
+    def with_text(*args: Any, **kwargs: Any) -> Any:
+        return fn(*map(text, args), **{key: text(value) for key, value in kwargs.items()})
+
+    return with_text
 
 
 def _thawed_items(items: Iterator[Any], namespace: dict[str, Any], where: str) -> Iterator[Any]:

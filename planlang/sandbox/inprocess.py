@@ -28,7 +28,7 @@ from planlang.sandbox.deep_stack import needs_deep_stack, run_on_deep_stack, sta
 from planlang.sandbox.guards import Guards
 from planlang.sandbox.host_words import wrap_host_word
 from planlang.sandbox.limits import Limits, Meter
-from planlang.sandbox.plan_builtins import PLAN_TYPES
+from planlang.sandbox.plan_builtins import PLAN_TYPES, PlanStr
 from planlang.sandbox.walks import TEXT_SCALARS
 from planlang.sandbox.wall import SCALARS, freeze, thaw
 
@@ -229,8 +229,8 @@ class Sandbox:
         used = used_names(code)
         namespace: dict[str, Any] = {"__name__": "plan"}
         guards = Guards(meter, namespace)
-        guards.wrap_host_word = lambda name, fn, fresh=False: wrap_host_word(
-            name, fn, meter, namespace, fresh
+        guards.wrap_host_word = lambda name, fn, fresh=False, text=False: wrap_host_word(
+            name, fn, meter, namespace, fresh, PlanStr(str, guards) if text else None
         )
         plan_builtins = {name: _BASE_BUILTINS[name] for name in used & _BASE_NAMES}
         for name in used & _RUN_BUILTIN_NAMES:

@@ -87,10 +87,15 @@ class HostWord:
     reference to, as ``json.loads`` does: such a dict or list is handed over as it is. Any other
     result (a tuple, a dict subclass, a pydantic model, an iterator) is still copied and
     checked. What a broken promise costs is in docs/SECURITY.md.
+
+    ``text=True`` says the word takes text: each argument is made into text the way the plan's
+    own ``str`` makes it (priced, within ``Limits.size``) before the host sees it, so host code
+    never stringifies a plan value unpriced (``log`` and ``phase`` are such words).
     """
 
     fn: Callable[..., Any]
     fresh: bool = False
+    text: bool = False
 
     def __post_init__(self) -> None:
         if not callable(self.fn) or isinstance(self.fn, type):
@@ -140,7 +145,7 @@ def freeze(value: Any, wrap_callable: Callable[..., Any], label: str) -> Any:
     if isinstance(value, HostProxy):
         return value
     if isinstance(value, HostWord):
-        return wrap_callable(label, value.fn, value.fresh)
+        return wrap_callable(label, value.fn, value.fresh, value.text)
     if isinstance(value, Mapping):
         return ReadOnlyDict(
             (freeze(k, wrap_callable, label), freeze(v, wrap_callable, f"{label}[{k!r}]"))

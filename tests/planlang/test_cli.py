@@ -39,7 +39,7 @@ def test_a_good_plan_exits_0(plans, capsys):
 
 
 def test_a_refused_plan_prints_each_problem_like_ruff_and_exits_1(plans, capsys):
-    path = plans("bad.py", "import os\nx = y.__dict__\n")
+    path = plans("bad.py", "import os\nx = [].__dict__\n")
     code, out, _ = run(["check", path], capsys)
     assert code == 1
     assert out.splitlines() == [
@@ -88,10 +88,10 @@ def test_a_missing_file_is_an_io_error(tmp_path, capsys):
     assert "no such file" in err
 
 
-def test_a_directory_is_an_io_error(tmp_path, capsys):
+def test_a_folder_without_plans_is_an_io_error(tmp_path, capsys):
     code, _, err = run(["check", str(tmp_path)], capsys)
     assert code == 2
-    assert "is a directory" in err
+    assert "no *.py file in this folder" in err
 
 
 def test_a_non_utf8_file_is_an_io_error(plans, capsys):

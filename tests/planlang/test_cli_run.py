@@ -104,7 +104,7 @@ def test_replay_answers_from_the_ledger_only(project, server, capsys):
 def test_a_budget_too_small_pauses_then_ctrl_c_cancels_cleanly(project, server):
     env = {**os.environ, "LLM_BASE_URL": server.base_url, "LLM_API_KEY": KEY}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "planlang", "run", "plan.py", "--budget", "1.0"],
+        [sys.executable, "-m", "planlang", "run", "plan.py", "--budget", "1.0", "--wait-at-budget"],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30
@@ -118,4 +118,4 @@ def test_a_budget_too_small_pauses_then_ctrl_c_cancels_cleanly(project, server):
     assert "Traceback" not in err
     assert server.requests == 2  # the cap covered two calls; nothing more was sent
     meta = next((project / ".planlang" / "runs").glob("*/meta.json"))
-    assert json.loads(meta.read_text())["status"] == "cancelled"
+    assert json.loads(meta.read_text())["status"] == "interrupted"

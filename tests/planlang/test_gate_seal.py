@@ -16,7 +16,7 @@ from planlang.gate import Gate, Policy, TamperedPlan
 from planlang.gate_seal import KeyFileError, load_key
 from runtime import Settings
 
-CHEAP = 'result = agent("one question", schema={"type": "integer"})\n'
+CHEAP = 'result = agent("one question", schema={"type": "object"})\n'
 NEVER_PRICED = "result = [agent(f'q{i}') for i in range(150)]\n"
 SETTINGS = Settings(max_agents=200, default_price=0.1)
 

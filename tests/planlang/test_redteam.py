@@ -253,7 +253,7 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
      "m = _\uff3fimport\uff3f\uff3f('os')\n", Refused("PL201", 1)),
     (UNDERSCORE, "underscore-variable", "_secret = 1\n", Refused("PL201", 1)),
     (UNDERSCORE, "underscore-function", "def _f():\n    return 1\n", Refused("PL201", 1)),
-    (UNDERSCORE, "underscore-comprehension-var", "x = [_ for _ in [1]]\n", Refused("PL201", 1)),
+    (UNDERSCORE, "underscore-comprehension-var", "x = [_y for _y in [1]]\n", Refused("PL201", 1)),
     (UNDERSCORE, "underscore-attribute-private", "x = repo._target\n", Refused("PL204", 1)),
     (UNDERSCORE, "name-mangled-looking", "x = repo._Repo__secret\n", Refused("PL204", 1)),
     (UNDERSCORE, "guard-call-direct", "_getattr_(repo, '_target')\n", Refused("PL201", 1)),

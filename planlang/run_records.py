@@ -1,0 +1,149 @@
+"""What a run leaves in the state folder, and how a later command reads it back.
+
+Each run gets a folder ``<state>/runs/<id>/`` that no other run can share: the id is the start
+time, the plan's sha256 prefix and a random suffix, and the folder is made with
+``exist_ok=False``, so two runs started in the same second by two processes get two folders.
+The folder holds:
+
+- ``meta.json``: written when the run starts (status ``running``, the process id) and again
+  when it ends (``completed``, ``failed``, ``cancelled``, ``interrupted``,
+  ``stopped-at-budget``), with the accounting and the error;
+- ``events.jsonl``: every event, one JSON object a line, as it happens;
+- ``threads.json``: every worker's conversation, status, cost and error;
+- ``result.json``: the plan's result (see ``planlang.result_json`` for shared parts).
+
+A run whose ``meta.json`` still says ``running`` while its process is gone (SIGKILL, power
+loss) is listed as ``interrupted``: it has no end record, and a rerun resumes from the ledger.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from planlang import result_json
+
+__all__ = ["failure_groups", "list_runs", "new_run_folder", "read_meta", "retry_failed",
+           "write_end", "write_json", "write_start"]  # fmt: skip
+
+END_STATUSES = ("completed", "failed", "cancelled", "interrupted", "stopped-at-budget")
+
+
+def new_run_folder(runs_dir: Path, sha256: str) -> Path:
+    """A fresh folder for one run, never shared with another run of any process."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    while True:
+        run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{sha256[:8]}-{secrets.token_hex(3)}"
+        folder = runs_dir / run_id
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+
+
+def write_json(path: Path, data: Any, *, text: str | None = None) -> None:
+    """Write atomically: a reader sees the old file or the new one, never half of one."""
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(text if text is not None else json.dumps(data, indent=2, default=str),
+                   encoding="utf-8")  # fmt: skip
+    tmp.replace(path)
+
+
+def write_start(folder: Path, *, filename: str, sha256: str, mode: str, cap: float | None) -> None:
+    meta = {
+        "id": folder.name, "filename": filename, "sha256": sha256, "mode": mode,
+        "status": "running", "pid": os.getpid(), "started": time.time(), "finished": None,
+        "cap": cap, "accounting": {"total": {"calls": 0, "credits": 0.0}}, "error": None,
+    }  # fmt: skip
+    write_json(folder / "meta.json", meta)
+
+
+def write_end(folder: Path, *, status: str, run: Any, result: Any, cap: float | None) -> None:
+    """The end record: meta (status, accounting, error), the workers and the result."""
+    meta = read_meta(folder) or {"id": folder.name}
+    spent, _reserved, _cap = run.llm.budget.snapshot()
+    meta.update(
+        status=status, finished=time.time(), accounting=run.accounting.to_dict(),
+        error=None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+        spent=spent, cap=cap, counts=run.counts(),
+    )  # fmt: skip
+    write_json(folder / "threads.json", run.threads_json())
+    write_json(folder / "result.json", None, text=result_json.dumps(result))
+    write_json(folder / "meta.json", meta)
+
+
+def read_meta(folder: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if meta.get("status") == "running" and not _alive(meta.get("pid")):
+        meta["status"] = "interrupted"  # no end record, and its process is gone
+    return meta if isinstance(meta, dict) else None
+
+
+def list_runs(runs_dir: Path) -> list[dict[str, Any]]:
+    """Every run with a readable record, oldest first."""
+    if not runs_dir.is_dir():
+        return []
+    metas = [read_meta(folder) for folder in runs_dir.iterdir() if folder.is_dir()]
+    found = [m for m in metas if m is not None]
+    return sorted(found, key=lambda m: (m.get("started") or m.get("finished") or 0, m["id"]))
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class FreshSamples:
+    """A ``Run.resample``: the questions to ask again, each with the index to ask under."""
+
+    def __init__(self, fresh: dict[tuple[Any, ...], int]) -> None:
+        self.fresh = fresh
+        self.retried = len(fresh)
+
+    def __call__(self, label: str | None, prompt: str, role: str | None, sample: int) -> int:
+        return self.fresh.get((label, prompt, role, sample), sample)
+
+
+def retry_failed(runs_dir: Path, sha256: str) -> FreshSamples:
+    """A ``Run.resample`` asking the failed workers of the plan's last run under a fresh index.
+
+    A worker is the same question when its label, prompt, role and the sample the plan asked
+    for are the same; it gets the index it last used plus one, so its stored bad answer stays
+    in the ledger (replayable) and is not the answer again. Every other worker keeps its index.
+    """
+    last = [m for m in list_runs(runs_dir) if m.get("sha256") == sha256
+            and (runs_dir / m["id"] / "threads.json").exists()]  # fmt: skip
+    fresh: dict[tuple[Any, ...], int] = {}
+    if last:
+        threads = json.loads((runs_dir / last[-1]["id"] / "threads.json").read_text())
+        for t in threads:
+            if t["status"] == "failed":
+                key = (t["label"], t["prompt"], t["role"], t.get("asked_sample", 0))
+                fresh[key] = t.get("sample", 0) + 1
+    return FreshSamples(fresh)
+
+
+def failure_groups(threads: list[dict[str, Any]]) -> list[tuple[str, int, list[int]]]:
+    """Failed workers grouped by reason: (reason, how many, the first few worker ids)."""
+    groups: dict[str, list[int]] = collections.defaultdict(list)
+    for thread in threads:
+        if thread["status"] in ("failed", "refused"):
+            groups[thread.get("error") or "the worker failed"].append(thread["id"])
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [(reason, len(ids), ids[:5]) for reason, ids in ranked]

@@ -1,0 +1,293 @@
+"""Watching a live run for ``planlang run``: what it shows, and what it does when asked.
+
+While the run goes, the watcher redraws its progress (``planlang.progress``), applies requests
+from other shells (``planlang raise RUN CAP``, ``planlang cancel RUN``: files the commands drop
+in the run's ``requests/`` folder), and decides what a budget below the plan's cost means:
+
+- on a terminal, the run pauses and asks for a new cap (or ``stop``);
+- not on a terminal (CI, pipes), it stops cleanly at the cap, unless told to wait;
+
+a run that stops there is recorded as ``stopped-at-budget``, and a rerun pays nothing for the
+questions already answered (the ledger). Ctrl-C and SIGTERM cancel the run the same way: calls
+on the wire finish and are stored, the record says ``interrupted``, and a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planlang import progress, result_json
+from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_TERMINATED
+from planlang.run_records import failure_groups, write_end
+from runtime import Run
+
+__all__ = ["WatchOptions", "send_request", "watch"]
+
+EXIT_FAILED = EXIT_REFUSED  # a run that failed, stopped or was cancelled: "refused, held or failed"
+_TICK = 0.25
+
+
+class Terminated(Exception):
+    """SIGTERM arrived: handled like Ctrl-C."""
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    allow_failed_workers: bool = False  # partial results are accepted: exit 0
+    wait_at_budget: bool = False  # not on a terminal: wait at the cap instead of stopping
+    interactive: bool | None = None  # None: ask when stdin and stderr are terminals
+    as_json: bool = False  # stdout: one outcome object (id, status, result, ...) whatever happened
+
+
+@dataclass
+class _Ending:
+    status: str | None = None  # set when the watcher ended the run itself
+    code: int | None = None
+
+
+def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
+    """Watch a started ``run`` to the end and write its end record; return the exit code.
+
+    The caller wrote the start record (``run_records.write_start``) before starting it, so a
+    run killed at any moment is still listed."""
+    interactive = options.interactive
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    previous = _on_sigterm()
+    started = time.monotonic()
+    ending = _Ending()
+    display = _Display(run, started, live=sys.stderr.isatty())
+    try:
+        while not _ended(run):
+            display.tick()
+            _apply_requests(run, folder)
+            if _stuck_at_budget(run):
+                display.pause()
+                if not _budget_decision(run, interactive, options.wait_at_budget):
+                    ending.status = "stopped-at-budget"
+                    run.cancel("stopped at the budget")
+    except (KeyboardInterrupt, Terminated) as why:
+        terminated = isinstance(why, Terminated)
+        ending.status = "interrupted"
+        ending.code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        run.cancel("terminated (SIGTERM)" if terminated else "interrupted (Ctrl-C)")
+        _wind_down(run)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        display.stop()
+    return _finish(run, folder, display, ending, options)
+
+
+def _ended(run: Run) -> bool:
+    try:
+        run.wait(timeout=_TICK)
+    except TimeoutError:
+        return False
+    except (KeyboardInterrupt, Terminated):
+        raise
+    except BaseException:  # noqa: BLE001 - the run's own outcome, on run.error
+        return True
+    return True
+
+
+def _wind_down(run: Run) -> None:
+    """Wait for a cancelled run to finish the calls on the wire (they are stored)."""
+    while True:
+        try:
+            while not _ended(run):
+                pass
+            return
+        except (KeyboardInterrupt, Terminated):
+            continue  # a second Ctrl-C or SIGTERM while winding down: keep winding down
+
+
+def _on_sigterm() -> Any:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    return signal.signal(signal.SIGTERM, terminate)
+
+
+# -- the budget ------------------------------------------------------------------------------
+
+
+def _stuck_at_budget(run: Run) -> bool:
+    """Workers wait at the cap and no call is in flight: nothing will free the budget."""
+    spent, reserved, cap = run.llm.budget.snapshot()
+    return run.paused and reserved == 0 and cap is not None
+
+
+def _budget_decision(run: Run, interactive: bool, wait: bool) -> bool:
+    """True: go on (a new cap, or wait for one); False: stop at the budget."""
+    spent, _, cap = run.llm.budget.snapshot()
+    said = f"Paused at the budget: spent {spent:.4g} of the cap {cap:.4g}."
+    if not interactive:
+        if wait:
+            return True  # `planlang raise` from another shell, or `planlang cancel`
+        click.echo(f"{said} Stopping here (not on a terminal; --wait-at-budget waits instead).",
+                   err=True)  # fmt: skip
+        return False
+    while True:
+        try:
+            answer = click.prompt(f"{said} New cap, or 'stop'", default="stop", err=True)
+        except click.Abort:
+            return False
+        if answer.strip().lower() in ("stop", "s", "q"):
+            return False
+        try:
+            new_cap = float(answer)
+        except ValueError:
+            click.echo(f"Not a number: {answer!r}.", err=True)
+            continue
+        if new_cap <= spent:
+            click.echo(f"The new cap must be above what is spent ({spent:.4g}).", err=True)
+            continue
+        run.llm.budget.raise_to(new_cap)
+        run.log_events.emit("cap_raised", cap=new_cap, by="terminal")
+        return True
+
+
+# -- requests from other shells --------------------------------------------------------------
+
+
+def send_request(folder: Path, request: dict[str, Any], *, wait: float = 10.0) -> bool:
+    """Drop a request for the live run of ``folder``; True once the run has taken it."""
+    inbox = folder / "requests"
+    inbox.mkdir(exist_ok=True)
+    path = inbox / f"{time.time():.6f}-{secrets.token_hex(3)}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(request), encoding="utf-8")
+    tmp.replace(path)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not path.exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _apply_requests(run: Run, folder: Path) -> None:
+    inbox = folder / "requests"
+    if not inbox.is_dir():
+        return
+    for path in sorted(inbox.glob("*.json")):
+        try:
+            request = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if "raise" in request:
+            run.llm.budget.raise_to(float(request["raise"]))
+            run.log_events.emit("cap_raised", cap=float(request["raise"]), by="request")
+            click.echo(f"The cap was raised to {float(request['raise']):.4g}.", err=True)
+        if request.get("cancel"):
+            click.echo("Cancelled by request (planlang cancel).", err=True)
+            run.cancel("cancelled by request (planlang cancel)")
+        path.unlink(missing_ok=True)
+
+
+# -- the end ---------------------------------------------------------------------------------
+
+
+def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
+            options: WatchOptions) -> int:  # fmt: skip
+    threads = run.threads_json()
+    groups = failure_groups(threads)
+    status = ending.status or run.status
+    if status == "completed" and groups and not options.allow_failed_workers:
+        status = "failed"
+    write_end(folder, status=status, run=run, result=run.result, cap=run.llm.budget.cap)
+    display.summary(status)
+    failed = sum(count for _, count, _ in groups)
+    if groups:
+        click.echo(f"{failed} worker(s) failed, by reason:", err=True)
+        for reason, count, ids in groups:
+            shown = ", ".join(map(str, ids)) + (", …" if count > len(ids) else "")
+            click.echo(f"  {count} × {reason} (workers {shown})", err=True)
+    if run.error is not None and ending.status is None:
+        click.echo(f"The run failed: {type(run.error).__name__}: {run.error}", err=True)
+    spent, _, now_cap = run.llm.budget.snapshot()
+    if status == "stopped-at-budget":
+        left = sum(1 for t in threads if t["status"] == "cancelled")
+        click.echo(f"Stopped at the budget: spent {spent:.4g} of {now_cap:.4g}; {left} worker(s) "
+                   "not done. Rerun with a higher --budget: answers already paid for come from "
+                   "the ledger.", err=True)  # fmt: skip
+    if status == "interrupted":
+        click.echo("Interrupted: the run was cancelled; run again to resume from the ledger.",
+                   err=True)  # fmt: skip
+    click.echo(f"Run {folder.name}: {status}. Result: planlang result {folder.name}; details: "
+               f"planlang show {folder.name}", err=True)  # fmt: skip
+    code = ending.code if ending.code is not None else EXIT_OK if status == "completed" \
+        else EXIT_FAILED  # fmt: skip
+    if options.as_json:
+        outcome = {
+            "id": folder.name, "status": status, "exit_code": code, "spent": spent,
+            "cap": now_cap, "counts": run.counts(),
+            "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+            "failures": [{"reason": r, "count": n, "workers": ids} for r, n, ids in groups],
+            "result": result_json.encode(run.result) if status == "completed" else None,
+        }  # fmt: skip
+        click.echo(json.dumps(outcome, indent=2, default=str))
+    elif code == EXIT_OK:
+        click.echo(result_json.dumps(run.result))
+    return code
+
+
+class _Display:
+    """Progress on stderr: redrawn in place on a terminal; piped, a line per phase change."""
+
+    def __init__(self, run: Run, started: float, *, live: bool) -> None:
+        self._run, self._started = run, started
+        self._seen: list[str] = []
+        self._wanted = live
+        self._live: Any = None
+
+    def tick(self) -> None:
+        phases = progress.phase_progress(self._run)
+        if self._wanted:
+            if self._live is None:
+                from rich.console import Console
+                from rich.live import Live
+
+                self._live = Live("", console=Console(stderr=True), refresh_per_second=4,
+                                  transient=True)  # fmt: skip
+                self._live.start()
+            lines = [progress.phase_line(p) for p in phases]
+            lines.append(progress.run_line(self._run, self._started, phases))
+            self._live.update("\n".join(lines))
+            return
+        for p in phases[:-1]:  # a phase a later one followed is over: say so, once
+            if p.name not in self._seen:
+                self._seen.append(p.name)
+                click.echo(progress.phase_line(p), err=True)
+
+    def summary(self, status: str) -> None:
+        """The last lines: each phase not yet said (piped: every phase exactly once), the run."""
+        phases = progress.phase_progress(self._run)
+        for p in phases:
+            if p.name not in self._seen:
+                self._seen.append(p.name)
+                click.echo(progress.phase_line(p), err=True)
+        click.echo(progress.run_line(self._run, self._started, phases, status), err=True)
+
+    def pause(self) -> None:
+        """Clear the live view for a prompt; the next tick draws it again."""
+        self.stop()
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
