@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.live import Live
 
 from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
+from planlang.cli_report import output_option, price_html, run_html
 from planlang.errors import PlanError, PlanRefused
 from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate, TamperedPlan
@@ -72,8 +73,11 @@ def _refused(error: PlanRefused, as_json: bool) -> None:
 @click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
               help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--html", "as_html", is_flag=True, help="Write the report as an HTML page.")
+@output_option
 @config_option
-def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
+def price_command(path: str, seeds: int, latency: float, as_json: bool, as_html: bool,
+                  output: str | None, config: str | None) -> None:  # fmt: skip
     """Rehearse a plan against the free stand-in model and print its price."""
     plan = read_plan(path)
     project = _project(config)
@@ -87,6 +91,8 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
         raise PlanFileError(str(error)) from None
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    elif as_html:
+        price_html(report, output, concurrency=project.settings.concurrency, latency=latency)
     else:
         print_price(report, Console(), concurrency=project.settings.concurrency, latency=latency)
     no_project = config is None and not (Path.cwd() / DEFAULT_NAME).exists()
@@ -184,6 +190,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
               mode="replay" if replay else "collect", settings=settings)  # fmt: skip
     run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
               events_path=folder / "events.jsonl")  # fmt: skip
+    (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for planlang report
     code = _watch(run, approved, folder, path, "replay" if replay else "collect")
     ledger.close()
     if client is not None:
@@ -268,12 +275,17 @@ def runs_command(config: str | None) -> None:
 
 @cli.command("show")
 @click.argument("run_id")
+@click.option("--html", "as_html", is_flag=True, help="Draw the run as an HTML page instead.")
+@output_option
 @config_option
-def show_command(run_id: str, config: str | None) -> None:
+def show_command(run_id: str, as_html: bool, output: str | None, config: str | None) -> None:
     """Print a run's phases, workers and costs."""
     folder = _project(config).state_dir / "runs" / run_id
     if not (folder / "meta.json").exists():
         raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
+    if as_html:
+        run_html(folder, output)
+        return
     meta = json.loads((folder / "meta.json").read_text())
     threads = json.loads((folder / "threads.json").read_text())
     print_run(meta, threads, Console())

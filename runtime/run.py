@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from .worker import Check, build_messages, converse, response_params
 Plan = Callable[["Run"], Any]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
+_monotonic_ns = time.monotonic_ns
 
 
 class Run:
@@ -119,6 +121,9 @@ class Run:
             self._status = "running"
         self.log_events.emit("run_started", title=self.title, concurrency=self.concurrency,
                              max_agents=self.max_agents, mode=self.llm.mode)  # fmt: skip
+        spent, reserved, cap = self.llm.budget.snapshot()
+        self.log_events.emit("budget", spent=spent, reserved=reserved, cap=cap)
+        self.llm.budget.watch(self._cap_raised)
         self._thread = threading.Thread(target=self._main, args=(plan,), name=f"run:{self.title}")
         self._thread.daemon = True
         with thread_stack(self.settings.thread_stack_mb):
@@ -131,6 +136,7 @@ class Run:
             self.error = exc
         finally:
             self.fan_out.shutdown(wait=True)
+            self.llm.budget.unwatch(self._cap_raised)
             if self._fatal is not None:
                 self.error = self._fatal
             elif self._cancelled.is_set() and not isinstance(self.error, RunCancelled):
@@ -146,6 +152,10 @@ class Run:
                                  accounting=self.accounting.to_dict())  # fmt: skip
             self.log_events.close()
             self._done.set()
+
+    def _cap_raised(self, old: float | None, new: float | None) -> None:
+        spent, reserved, _ = self.llm.budget.snapshot()
+        self.log_events.emit("cap_raised", old_cap=old, cap=new, spent=spent, reserved=reserved)
 
     def wait(self, timeout: float | None = None) -> Any:
         """Wait for the plan; return its result, or raise what ended the run.
@@ -231,11 +241,15 @@ class Run:
         """
         if self._closed:
             raise self._cancelled_error()
+        # queued since its thunk went to the pool (the thunk's first worker) or since now
+        queued_ns = self.fan_out.take_queued_ns() or _monotonic_ns()
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
         self._slots.get()  # at most `concurrency` agents talk at once
         try:
+            self.log_events.emit("worker_running", worker=record.id,
+                                 queued_since=self.log_events.t_of(queued_ns))  # fmt: skip
             return self._talk(record, prompt, schema, model, system, data, sample, check)
         finally:
             self._slots.put(None)
@@ -256,6 +270,9 @@ class Run:
                 check=check,
                 max_repairs=self.settings.max_repair_turns,
                 max_checks=self.settings.max_check_retries,
+                on_retry=lambda why, problem: self.log_events.emit(
+                    "retry", worker=record.id, turn=record.turns + 1, why=why, problem=problem[:500]
+                ),
             )
         except RunError as exc:
             if not isinstance(exc, RunCancelled):
@@ -293,8 +310,16 @@ class Run:
     def _chat_for(
         self, record: WorkerRecord, role: str | None, sample: int, params: dict[str, Any]
     ) -> Callable[[list[dict[str, Any]]], Reply]:
+        waits: list[int] = []
+
         def on_wait() -> None:
+            waits.append(_monotonic_ns())
             self.log_events.emit("paused", worker=record.id, reason="budget cap")
+
+        def on_resume() -> None:
+            now = _monotonic_ns()
+            began = waits.pop() if waits else now
+            self.log_events.emit("resumed", worker=record.id, waited=(now - began) // 1000 / 1e6)
 
         # looked up once per worker, not once per call
         ask, stop, record_call = self.llm.chat, self._cancelled.is_set, self.accounting.record
@@ -303,7 +328,8 @@ class Run:
         def chat(messages: list[dict[str, Any]]) -> Reply:
             if self._closed:
                 raise self._cancelled_error()
-            reply = ask(messages, role=role, sample=sample, stop=stop, on_wait=on_wait, **params)
+            reply = ask(messages, role=role, sample=sample, stop=stop, on_wait=on_wait,
+                        on_resume=on_resume, **params)  # fmt: skip
             record_call(phase, role or reply.model, worker, reply)
             standin = reply.standin
             emit(
