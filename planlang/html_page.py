@@ -88,6 +88,7 @@ function open(nodes){panel.textContent='';var b=el('button','close','close');
 b.onclick=function(){panel.className=''};panel.appendChild(b);
 nodes.forEach(function(n){panel.appendChild(n)});panel.className='open';panel.scrollTop=0}
 function worker(id){var c=(data.conversations||{})[id];
+panel.setAttribute('data-open',id);
 if(!c){open([el('h2',null,'Worker '+id),el('p','note','No conversation was recorded.')]);return}
 var nodes=[el('h2',null,'Worker '+id+' \\u2014 '+(c.label||'')),
 el('p',null,'role '+(c.role||'-')+', model '+(c.model||'-')+', '+c.status)];
@@ -98,14 +99,16 @@ if(head==='assistant'){var r=c.replies[turn++]||{};head+=' (turn '+turn+', '+
 d.appendChild(el('b',null,head));d.appendChild(el('pre',null,t(m[1])));nodes.push(d)});
 if(c.truncated)nodes.push(el('p','note',c.truncated));open(nodes)}
 function group(ids){var nodes=[el('h2',null,ids.length+' workers')];
-ids.forEach(function(id){var a=el('a',null,'worker '+id);a.href='#';
-a.onclick=function(e){e.preventDefault();worker(id)};nodes.push(a);nodes.push(el('br'))});
-open(nodes)}
+ids.forEach(function(id){var a=el('a',null,'worker '+id);a.href='#worker-'+id;
+nodes.push(a);nodes.push(el('br'))});open(nodes)}
+function fromHash(){var m=/^#worker-(\\d+)$/.exec(location.hash);if(m)worker(m[1])}
 document.addEventListener('click',function(e){var n=e.target.closest('[data-worker],[data-group]');
 if(!n)return;e.preventDefault();
-if(n.hasAttribute('data-worker'))worker(n.getAttribute('data-worker'));
+if(n.hasAttribute('data-worker')){var h='#worker-'+n.getAttribute('data-worker');
+if(location.hash===h)fromHash();else location.hash=h}
 else group(JSON.parse(n.getAttribute('data-group')))});
-window.addEventListener('load',function(){void document.body.offsetHeight;
+window.addEventListener('hashchange',fromHash);
+window.addEventListener('load',function(){fromHash();void document.body.offsetHeight;
 document.body.setAttribute('data-rendered-ms',performance.now().toFixed(1))});
 })();
 """

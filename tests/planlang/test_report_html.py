@@ -1,0 +1,219 @@
+"""`planlang report`: a recorded run (FakeOpenAI on 127.0.0.1) drawn as one HTML page, opened
+in headless Chromium with the network off: one lane per worker, the run's totals, no request.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from browser import browse, elements, with_class
+from report_runs import RAISED, record_run
+
+from planlang.cli import main
+from planlang.html_page import COLOURS, CSP
+from planlang.timeline import load_timeline
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """(project root, run folder, report path): one real run, drawn once for every test."""
+    root = tmp_path_factory.mktemp("project")
+    folder = record_run(root)
+    page = root / "run.html"
+    assert main(["report", str(folder), "-o", str(page)]) == 0
+    return root, folder, page
+
+
+def records(folder: Path):
+    meta = json.loads((folder / "meta.json").read_text())
+    threads = json.loads((folder / "threads.json").read_text())
+    return meta, threads
+
+
+def test_the_timeline_holds_every_worker_wait_raise_and_retry(recorded):
+    _, folder, _ = recorded
+    meta, threads = records(folder)
+    tl = load_timeline(folder)
+    assert [lane.worker for lane in tl.lanes] == [t["id"] for t in threads]
+    statuses = [lane.status for lane in tl.lanes]
+    assert statuses.count("failed") == 1 and "cached" in statuses
+    assert {r["why"] for lane in tl.lanes for r in lane.retries} == {"repair", "check"}
+    assert [r["cap"] for r in tl.raises] == [RAISED]
+    assert tl.paused and all(b > a for a, b in tl.paused)
+    assert any(lane.start > lane.queued for lane in tl.lanes)  # someone queued for a slot
+    total = meta["accounting"]["total"]
+    assert tl.totals["credits"] == total["credits"]
+    assert (tl.totals["calls"], tl.totals["cached"]) == (total["calls"], total["cached"])
+    assert [p.name for p in tl.phases] == ["scan", "check", "report"]
+    assert [p.line for p in tl.phases] == [3, 7, 13]  # the lines of phase(...) in PLAN
+    assert tl.phases[0].waited > 0 and tl.phases[0].lost >= 0
+    paid = sum(row["credits"] for row in tl.costs["phases"].values())
+    assert round(paid, 9) == total["credits"]
+
+
+def test_the_page_in_chromium_has_a_lane_per_worker_the_totals_and_no_request(recorded, tmp_path):
+    _, folder, page = recorded
+    meta, threads = records(folder)
+    dom, requests = browse(page, tmp_path, "--dump-dom")
+    assert requests == []
+    lanes = with_class(dom, "lane")
+    assert sorted(int(a["data-worker"]) for a in lanes) == sorted(t["id"] for t in threads)
+    failed = [t["id"] for t in threads if t["status"] == "failed"]
+    assert [int(a["data-worker"]) for a in lanes if a["data-status"] == "failed"] == failed
+    (totals,) = [a for _, a in elements(dom) if a.get("id") == "totals"]
+    total = meta["accounting"]["total"]
+    assert float(totals["data-credits"]) == total["credits"]
+    assert int(totals["data-calls"]) == total["calls"]
+    assert int(totals["data-cached"]) == total["cached"]
+    assert int(totals["data-workers"]) == len(threads)
+    assert int(totals["data-failed"]) == len(failed)
+    (body,) = [a for tag, a in elements(dom) if tag == "body"]
+    assert float(body["data-rendered-ms"]) > 0  # the page's script ran to its end
+
+
+def test_a_lane_opens_its_workers_whole_conversation(recorded, tmp_path):
+    _, folder, page = recorded
+    _, threads = records(folder)
+    (failed,) = [t for t in threads if t["status"] == "failed"]
+    dom, requests = browse(page, tmp_path, "--dump-dom", fragment=f"#worker-{failed['id']}")
+    assert requests == []
+    (panel,) = [a for _, a in elements(dom) if a.get("id") == "panel"]
+    assert panel["class"] == "open" and panel["data-open"] == str(failed["id"])
+    assert dom.count('class="msg"') == len(failed["messages"])
+    assert "question 3" in dom and "no JSON here" in dom and "does not match" in dom
+
+
+def test_the_page_paints_lanes_in_their_colours(recorded, tmp_path):
+    image = pytest.importorskip("PIL.Image")
+    _, _, page = recorded
+    shot = tmp_path / "shot.png"
+    browse(page, tmp_path, f"--screenshot={shot}", "--window-size=1300,900")
+    pixels = image.open(shot).convert("RGB")
+    colours = pixels.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 20  # not a blank page
+    counts = {rgb: n for n, rgb in colours}
+    for state in ("done", "failed", "waiting", "queued"):
+        rgb = tuple(int(COLOURS[state][i : i + 2], 16) for i in (1, 3, 5))
+        assert counts.get(rgb, 0) > 50, f"no {state} lane painted"
+
+
+CONTROL = '<!DOCTYPE html><html><head>{meta}</head><body><img src="http://127.0.0.1:9/x.png">'
+
+
+def test_the_request_detector_sees_a_request_and_the_pages_policy_stops_it(tmp_path):
+    """The detector is not blind: a bare page's image is seen; under the report's CSP, none."""
+    bare, guarded = tmp_path / "bare.html", tmp_path / "guarded.html"
+    bare.write_text(CONTROL.format(meta=""))
+    guarded.write_text(CONTROL.format(meta=f'<meta http-equiv="Content-Security-Policy" '
+                                           f'content="{CSP}">'))  # fmt: skip
+    assert browse(bare, tmp_path / "a", "--dump-dom")[1] == ["http://127.0.0.1:9/x.png"]
+    assert browse(guarded, tmp_path / "b", "--dump-dom")[1] == []
+
+
+def test_the_report_is_self_contained(recorded):
+    _, _, page = recorded
+    html = page.read_text()
+    assert f'content="{CSP}"' in html
+    for tag, attrs in elements(html):
+        for name in ("src", "href"):
+            value = attrs.get(name)
+            assert value is None or value.startswith("#"), (tag, attrs)
+
+
+def test_show_html_draws_the_same_page_and_bad_names_are_one_line(recorded, capsys):
+    root, folder, page = recorded
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["show", folder.name, "--html", "-o", "shown.html"]) == 0
+        assert (root / "shown.html").read_text() == page.read_text()
+        capsys.readouterr()
+        assert main(["report", "no-such-run"]) == 2
+        _, err = capsys.readouterr()
+        assert err.strip() == (
+            "Error: no run 'no-such-run' (see planlang runs, or give a run folder's path)"
+        )
+    finally:
+        os.chdir(cwd)
+
+
+def test_price_html_draws_min_median_max_and_the_ceiling(recorded, tmp_path):
+    root, _, _ = recorded
+    out = tmp_path / "price.html"
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        main(["price", "plan.py", "--seeds", "2", "--html", "-o", str(out)])
+    finally:
+        os.chdir(cwd)
+    dom, requests = browse(out, tmp_path / "b", "--dump-dom")
+    assert requests == []
+    rows = [a for tag, a in elements(dom) if tag == "tr"]
+    assert len(rows) == 1 + 3 + 1 + 3 + 1 + 1  # phases, roles, total, each with a head
+    (totals,) = [a for _, a in elements(dom) if a.get("id") == "totals"]
+    assert float(totals["data-ceiling"]) == 50 * 4 * 1.0  # max_agents x turns x dearest price
+    assert "Hard ceiling" in dom
+
+
+@pytest.mark.slow
+def test_ten_thousand_workers_stay_under_5_mb_and_render_aggregated(tmp_path):
+    """Size and DOM are asserted; the render time is only guarded (benchmarks/bench_report.py
+    measures it), so a loaded machine cannot fail this test."""
+    from report_runs import record_synthetic
+
+    folder = record_synthetic(tmp_path / "run", 10_000)
+    page = tmp_path / "run.html"
+    assert main(["report", str(folder), "-o", str(page)]) == 0
+    assert page.stat().st_size < 5_000_000
+    dom, requests = browse(page, tmp_path / "b", "--dump-dom")
+    assert requests == []
+    groups = with_class(dom, "agg")
+    assert 100 <= len(groups) <= 400
+    assert sum(int(a["data-workers"]) for a in groups) == 10_000
+    assert len(elements(dom)) < 20_000  # aggregated: far fewer elements than workers x marks
+    (body,) = [a for tag, a in elements(dom) if tag == "body"]
+    assert float(body["data-rendered-ms"]) > 0
+
+
+NEW_KINDS = {"budget", "worker_running", "resumed", "cap_raised", "retry"}
+
+
+def test_a_run_recorded_before_the_new_events_still_draws(recorded):
+    from planlang.html_report import render_run
+    from planlang.timeline import build_timeline
+
+    _, folder, _ = recorded
+    meta, threads = records(folder)
+    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    old = [e for e in events if e["kind"] not in NEW_KINDS]
+    tl = build_timeline(old, meta, threads, "")
+    assert len(tl.lanes) == len(threads) and not tl.raises
+    assert all(lane.queued == lane.start and not lane.retries for lane in tl.lanes)
+    assert tl.totals["credits"] == meta["accounting"]["total"]["credits"]
+    assert len(with_class(render_run(tl), "lane")) == len(threads)
+
+
+def test_a_folder_that_is_not_a_run_is_one_line(tmp_path, capsys):
+    (tmp_path / "events.jsonl").write_text('{"seq": 1, "t": 0, "kind": "run_started"}\n')
+    assert main(["report", str(tmp_path)]) == 2
+    _, err = capsys.readouterr()
+    assert err.strip() == f"Error: {tmp_path / 'meta.json'}: missing; is this a run folder?"
+
+
+@pytest.mark.slow
+def test_the_example_audit_report_script_runs_offline(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[2]
+    page = tmp_path / "audit.html"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("LLM_API_KEY", None)
+    done = subprocess.run([sys.executable, str(root / "examples" / "audit_report.py"), "--html",
+                           str(page)], capture_output=True, text=True, timeout=600, cwd=root,
+                          env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    html = page.read_text()
+    assert len(with_class(html, "lane")) > 10
+    assert 'class="raise"' in html and 'class="paused"' in html
