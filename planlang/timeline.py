@@ -83,11 +83,12 @@ class Timeline:
     logs: list[dict[str, Any]]
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, missing: Any) -> Any:
+    """A record file, or ``missing`` when the run has not written it (still running, killed)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TimelineError(f"{path}: missing; is this a run folder?") from None
+        return missing
     except (OSError, ValueError) as error:
         raise TimelineError(f"{path}: cannot read: {error}") from None
 
@@ -149,8 +150,10 @@ def load_timeline(folder: str | Path) -> Timeline:
     if not folder.is_dir():
         raise TimelineError(f"{folder}: no such run folder")
     events = _read_events(folder / "events.jsonl")
-    meta = _read_json(folder / "meta.json")
-    threads = _read_json(folder / "threads.json")
+    # a run still going, or killed, has only its events: the page draws what they hold
+    unfinished = {"id": folder.name, "status": "unfinished (no meta.json yet)"}
+    meta = _read_json(folder / "meta.json", unfinished)
+    threads = _read_json(folder / "threads.json", [])
     plan = folder / "plan.py"
     source = plan.read_text(encoding="utf-8") if plan.exists() else ""
     return build_timeline(events, meta, threads, source)
@@ -235,9 +238,9 @@ def build_timeline(
         phases.insert(0, PhaseStats("main", 0.0, phases[0].start if phases else end, None))
     ordered = sorted(lanes.values(), key=lambda ln: ln.worker)
     for lane in ordered:
-        record = records.get(lane.worker)
-        if record is not None and not lane.role:
-            lane.role = record.get("role") or record.get("model") or ""
+        record = records.get(lane.worker) or {}
+        lane.role = lane.role or record.get("role") or record.get("model") or ""
+        lane.phase = lane.phase or record.get("phase") or ""  # refused workers
     _phase_stats(phases, ordered, concurrency)
     return Timeline(
         meta=meta, concurrency=concurrency, end=end, phases=phases, lanes=ordered,

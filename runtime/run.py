@@ -37,6 +37,7 @@ Plan = Callable[["Run"], Any]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
 _monotonic_ns = time.monotonic_ns
+_QUEUED_NS = 1_000_000  # a worker that queued for less (1 ms) gets no worker_running event
 
 
 class Run:
@@ -246,10 +247,16 @@ class Run:
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
-        self._slots.get()  # at most `concurrency` agents talk at once
+        try:  # at most `concurrency` agents talk at once
+            self._slots.get_nowait()
+            queued = _monotonic_ns() - queued_ns > _QUEUED_NS
+        except queue.Empty:
+            self._slots.get()
+            queued = True
         try:
-            self.log_events.emit("worker_running", worker=record.id,
-                                 queued_since=self.log_events.t_of(queued_ns))  # fmt: skip
+            if queued:  # else it started at once: its worker_started says when
+                self.log_events.emit("worker_running", worker=record.id,
+                                     queued_since=self.log_events.t_of(queued_ns))  # fmt: skip
             return self._talk(record, prompt, schema, model, system, data, sample, check)
         finally:
             self._slots.put(None)

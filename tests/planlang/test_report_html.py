@@ -195,10 +195,28 @@ def test_a_run_recorded_before_the_new_events_still_draws(recorded):
 
 
 def test_a_folder_that_is_not_a_run_is_one_line(tmp_path, capsys):
-    (tmp_path / "events.jsonl").write_text('{"seq": 1, "t": 0, "kind": "run_started"}\n')
+    assert main(["report", str(tmp_path)]) == 2
+    (tmp_path / "events.jsonl").write_text(
+        '{"seq": 1, "t": 0, "kind": "run_started"}\nnot json\n{}\n'
+    )
     assert main(["report", str(tmp_path)]) == 2
     _, err = capsys.readouterr()
-    assert err.strip() == f"Error: {tmp_path / 'meta.json'}: missing; is this a run folder?"
+    assert err.splitlines() == [
+        f"Error: no run {str(tmp_path)!r} (see planlang runs, or give a run folder's path)",
+        f"Error: {tmp_path / 'events.jsonl'}:2: not a JSON event",
+    ]
+
+
+def test_a_run_still_going_or_killed_draws_from_its_events_alone(recorded, tmp_path):
+    _, folder, _ = recorded
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    (tmp_path / "events.jsonl").write_text("\n".join(lines[:40]) + '\n{"seq": 41, "t"')
+    page = tmp_path / "run.html"
+    assert main(["report", str(tmp_path), "-o", str(page)]) == 0
+    html = page.read_text()
+    started = sum(1 for line in lines[:40] if '"worker_started"' in line)
+    assert len(with_class(html, "lane")) == started
+    assert "unfinished" in html
 
 
 @pytest.mark.slow

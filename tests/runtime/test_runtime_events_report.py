@@ -67,7 +67,7 @@ def test_a_run_records_queueing_waits_raises_and_retry_turns() -> None:
 
     running = {e["worker"]: e for e in events if e["kind"] == "worker_running"}
     started = {e["worker"]: e for e in events if e["kind"] == "worker_started"}
-    assert set(running) == set(started) == {1, 2, 3, 4, 5}
+    assert set(started) == {1, 2, 3, 4, 5} and set(running) >= {3, 4, 5}  # 2 slots
     for worker, e in running.items():
         assert e["queued_since"] <= started[worker]["t"] <= e["t"]
     # two slots for five thunks: the later ones queued at the pool, long before they started
