@@ -16,7 +16,7 @@ import statistics
 import time
 from pathlib import Path
 
-from planlang.stack import run_on_deep_stack, stack_for
+from planlang.sandbox.deep_stack import run_on_deep_stack, stack_for
 
 PLAN = Path(__file__).resolve().parent / "plans" / "compute_glue.py"
 

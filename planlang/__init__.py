@@ -8,9 +8,9 @@ box.run(source)      # raises PlanRefused, PlanError, PlanLimitError
 
 from planlang.check import CheckResult, Problem, check
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
-from planlang.limits import Limits
-from planlang.sandbox import Sandbox, current_meter
-from planlang.values import HostObject, HostWord
+from planlang.sandbox.inprocess import Sandbox, current_meter
+from planlang.sandbox.limits import Limits
+from planlang.sandbox.wall import HostObject, HostWord
 
 __all__ = [
     "CheckResult",

@@ -24,7 +24,7 @@ from planlang.gate import Gate, TamperedPlan
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
-from planlang.stack import deep_settings
+from planlang.sandbox.deep_stack import deep_settings
 from runtime import LLM, Budget, Ledger, Run, RunError, http_client
 
 EXIT_INTERRUPTED = 130

@@ -2,8 +2,12 @@
 
     PlanError                 anything wrong with a plan
     ├── PlanRefused           the check said no; carries every problem with line and column
+    │   └── TamperedPlan      an approved plan whose source, code, policy or seal changed
     ├── PlanLimitError        a limit stopped it: steps, time, memory, depth or size
     └── PlanRuntimeError      the plan's own code failed; carries the plan's line
+
+``Problem`` (one reason the check refuses a plan) lives here too, so that every module can name
+the errors without importing the checker: this module imports nothing of the project.
 
 Every message is a full sentence. Plan code can never catch any of these: the language has no
 ``try``, so a limit that fires always ends the plan.
@@ -12,10 +16,30 @@ Every message is a full sentence. Plan code can never catch any of these: the la
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-if TYPE_CHECKING:
-    from planlang.check import Problem
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a plan is refused: where, a stable code, and why."""
+
+    filename: str
+    line: int
+    col: int
+    code: str
+    message: str
+
+    def render(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col}: {self.code} {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "filename": self.filename,
+            "line": self.line,
+            "col": self.col,
+            "code": self.code,
+            "message": self.message,
+        }
 
 
 class PlanError(Exception):
@@ -40,15 +64,29 @@ class PlanRefused(PlanError):
     def __init__(self, problems: Sequence[Problem], *, filename: str | None = None):
         self.problems = tuple(problems)
         first = self.problems[0] if self.problems else None
+        super().__init__(
+            self._summary(), line=None, filename=filename or (first.filename if first else None)
+        )
+
+    def _summary(self) -> str:
         count = len(self.problems)
+        if not count:
+            return "The plan was refused."
         summary = "; ".join(p.render() for p in self.problems[:5])
         more = f" (and {count - 5} more)" if count > 5 else ""
-        super().__init__(
-            f"The plan was refused with {count} problem{'s' if count != 1 else ''}: "
-            f"{summary}{more}",
-            line=None,
-            filename=filename or (first.filename if first else None),
-        )
+        plural = "s" if count != 1 else ""
+        return f"The plan was refused with {count} problem{plural}: {summary}{more}"
+
+
+class TamperedPlan(PlanRefused):
+    """An approved plan whose source, code, policy or seal no longer match."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(())
+
+    def _summary(self) -> str:
+        return f"The approved plan was tampered with: {self.reason}."
 
 
 class PlanLimitError(PlanError):

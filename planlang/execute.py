@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planlang.binding import run_words
-from planlang.limits import Limits
-from planlang.sandbox import Sandbox
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
 from runtime import Run, RunError
 
 if TYPE_CHECKING:

@@ -27,19 +27,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
-from planlang.errors import PlanRefused
+from planlang.errors import PlanRefused, TamperedPlan
 from planlang.price import HostProvider, PriceReport, price
 
 __all__ = ["ApprovedPlan", "Decision", "Gate", "Policy", "TamperedPlan"]
-
-
-class TamperedPlan(PlanRefused):
-    """An approved plan whose source, code, policy or seal no longer match."""
-
-    def __init__(self, reason: str):
-        super().__init__((), filename=None)
-        self.message = f"The approved plan was tampered with: {reason}."
-        self.args = (self.message,)
 
 
 class Policy(BaseModel):

@@ -227,6 +227,48 @@ TYPE_ATTRIBUTES: dict[str, frozenset[str]] = {"dict": frozenset({"fromkeys"})}
 
 EXCEPTION_ATTRIBUTES: frozenset[str] = frozenset({"args"})
 
+# Methods of a set or frozenset that walk every argument in C: sized by the total first.
+SET_WALKING_METHODS: tuple[str, ...] = (
+    "update", "union", "intersection", "intersection_update", "difference", "difference_update",
+    "symmetric_difference", "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
+)  # fmt: skip
+
+
+def _attribute_whitelist() -> dict[str, dict[str, str | None]]:
+    """kind -> attribute -> None (plain access) or the name of its size-guarded wrapper.
+
+    The one table of what a plan may read on a value, by the value's kind; the checker reads it
+    to know which methods need no guard, the sandbox's guards to know which wrapper to hand out.
+    """
+    table: dict[str, dict[str, str | None]] = {
+        "str": dict.fromkeys(STR_METHODS),
+        "list": dict.fromkeys(LIST_METHODS),
+        "tuple": dict.fromkeys(TUPLE_METHODS),
+        "dict": dict.fromkeys(DICT_METHODS),
+        "set": dict.fromkeys(SET_METHODS),
+        "frozenset": dict.fromkeys(FROZENSET_METHODS),
+        "int": dict.fromkeys(INT_ATTRIBUTES - {"is_integer"}),
+        "bool": dict.fromkeys(INT_ATTRIBUTES - {"is_integer"}),
+        "float": dict.fromkeys(FLOAT_ATTRIBUTES),
+        "readonly_dict": dict.fromkeys(READONLY_DICT_METHODS),
+        "readonly_list": dict.fromkeys(READONLY_LIST_METHODS),
+    }
+    for name in ("join", "replace", "ljust", "rjust", "center", "zfill", "expandtabs"):
+        table["str"][name] = name
+    for name in ("upper", "lower", "casefold", "title", "swapcase", "capitalize"):
+        table["str"][name] = name  # up to three characters of one
+    table["list"]["extend"] = "extend"
+    for kind in ("set", "frozenset"):
+        for name in SET_WALKING_METHODS:
+            if name in table[kind]:
+                table[kind][name] = "set_" + name
+    table["dict"]["update"] = "dict_update"
+    table["list"]["sort"] = "sort"  # key= may be a C callable
+    return table
+
+
+ATTRIBUTES: dict[str, dict[str, str | None]] = _attribute_whitelist()
+
 # Operations that could allocate without a loop; each is checked against Limits.size.
 SIZE_GUARDED: tuple[str, ...] = (
     "* on str/list/tuple",

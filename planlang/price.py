@@ -19,9 +19,9 @@ from planlang.binding import run_words
 from planlang.check import CheckResult, check
 from planlang.clock import VirtualClock
 from planlang.errors import PlanLimitError, PlanRefused, PlanRuntimeError
-from planlang.limits import Limits
-from planlang.sandbox import Sandbox
-from planlang.stack import deep_settings
+from planlang.sandbox.deep_stack import deep_settings
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
 from planlang.standin import StandIn
 from runtime import LLM, Budget, Run, RunError, Settings
 

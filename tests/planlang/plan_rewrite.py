@@ -2,8 +2,8 @@
 
 import ast
 
-from planlang.infer import Kinds
-from planlang.policy import PlanPolicy
+from planlang.check.infer import Kinds
+from planlang.check.policy import PlanPolicy
 
 
 def rewritten(source: str) -> str:

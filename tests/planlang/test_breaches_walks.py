@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from planlang import Limits, PlanLimitError, Sandbox
-from planlang.walks import text_size
+from planlang.sandbox.walks import text_size
 
 FAST = Limits(seconds=5, steps=2_000_000)
 

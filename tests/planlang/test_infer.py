@@ -1,4 +1,4 @@
-"""planlang.infer: what the checker proves about names, and that it never proves too much.
+"""planlang.check.infer: what the checker proves about names, and that it never proves too much.
 
 Each attack below tries to make a name look like an integer (or the plan's own dict) while it
 holds something else; the guards must stay, so the size limit still fires.
@@ -11,7 +11,7 @@ from plan_rewrite import rewritten
 
 import planlang
 from planlang import Limits, PlanLimitError, Sandbox
-from planlang.infer import Kinds
+from planlang.check.infer import Kinds
 
 
 def kinds_of(source):

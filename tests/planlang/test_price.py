@@ -216,7 +216,7 @@ def test_stand_in_answers_are_valid_for_generated_schemas():
 
 
 def test_a_deep_tuple_hashed_in_a_parallel_thunk_does_not_crash_a_rehearsal():
-    """The run's worker threads get a stack that fits the step limit (planlang.stack)."""
+    """The run's worker threads get a stack that fits the step limit (sandbox.deep_stack)."""
     import subprocess
     import sys
 

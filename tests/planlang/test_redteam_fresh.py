@@ -548,7 +548,7 @@ RUNTIME: list[Attack] = [
     Attack("zip_fan_out", "r = range(50_000)\nx = list(zip(*[r] * 100))\n", "limit:size", 2),
     Attack("map_fan_out", "r = range(50_000)\nx = list(map(max, *[r] * 100))\n", "limit:size", 2),
     Attack("dict_fromkeys_huge", "d = dict.fromkeys(range(10**9))\n", "limit:size", 1),
-    # text of shared structure through views, slices and exceptions (priced by planlang.walks)
+    # text of shared structure through views, slices and exceptions (priced by sandbox.walks)
     Attack(
         "percent_dict_values_shared",
         BIG + "d = {1: x}\ns = '%s' % (d.values(),)\n",

@@ -1,4 +1,4 @@
-"""Red team of planlang.infer's proofs of numbers ("num") and string loop items ("strs"/"str").
+"""Red team of check.infer's proofs of numbers ("num") and string loop items ("strs"/"str").
 
 A proof lets the policy skip a guard: ``+``/``-`` with a proven number runs native, and an
 f-string field proven to be a number or a string is not priced by ``_text_``. Each attack below
@@ -27,7 +27,7 @@ from plan_rewrite import rewritten
 
 import planlang
 from planlang import Limits, PlanError, PlanLimitError, Sandbox
-from planlang.infer import Kinds
+from planlang.check.infer import Kinds
 
 LIMITS = Limits(size=10_000, steps=100_000, seconds=5)
 # A list of 4,096 leaves made of 12 shared lists: its text (~16 KB) is past LIMITS.size.
@@ -117,7 +117,7 @@ def test_loop_items_still_prove_kinds_inside_their_own_loop():
 
 
 KIND_OF_Y = (
-    "import ast\nfrom planlang.infer import Kinds\n"
+    "import ast\nfrom planlang.check.infer import Kinds\n"
     "tree = ast.parse('def f():\\n    z = 0\\n    y = z\\n    return f\"{y}\"\\n')\n"
     "kinds = Kinds(tree)\n"
     "print([kinds.kind(n) for n in ast.walk(tree) if isinstance(n, ast.Name)"

@@ -283,7 +283,7 @@ def test_a_deeply_nested_tuple_hashed_does_not_crash_the_host():
 
 
 def test_straight_line_plans_run_inline_and_looping_ones_on_a_deep_stack():
-    from planlang.stack import needs_deep_stack, stack_for
+    from planlang.sandbox.deep_stack import needs_deep_stack, stack_for
 
     assert not needs_deep_stack(planlang.check("x = 1\ny = x + 1\n").code)
     assert needs_deep_stack(planlang.check("for i in range(3):\n    pass\n").code)

@@ -1,4 +1,4 @@
-"""planlang.walks: text and C loops over shared structure are priced before C walks them.
+"""planlang.sandbox.walks: text and C loops over shared structure are priced before C walks them.
 
 The attacks run in a child process with a timeout, so a regression fails the test instead of
 hanging pytest.
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planlang import Limits, PlanLimitError, Sandbox
-from planlang.guards import Guards
-from planlang.limits import Meter
-from planlang.walks import text_size
+from planlang.sandbox.guards import Guards
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.walks import text_size
 
 LIMITS = Limits(seconds=2, size=10**6)
 DOUBLED = "x = [1]\nfor i in range(60):\n    x = [x, x]\n"  # 2**60 leaves, 61 small lists
@@ -150,10 +150,10 @@ def test_list_sort_charges_its_key_calls():
     guards = Guards(Meter(Limits(steps=10_000)), {})
     big = list(range(10**4))
     xs = list(range(200, 0, -1))
-    guards._sized_sort(xs)(key=lambda v: -v, reverse=True)  # a plan function charges itself
+    guards.walks.sized_sort(xs)(key=lambda v: -v, reverse=True)  # a plan function charges itself
     assert xs == list(range(1, 201))
     with pytest.raises(PlanLimitError) as caught:
-        guards._sized_sort(xs)(key=big.count)  # 200 calls x 625 steps
+        guards.walks.sized_sort(xs)(key=big.count)  # 200 calls x 625 steps
     assert caught.value.kind == "steps"
 
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any
 
-from planlang.limits import Meter
-from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
-__all__ = ["TEXT_SCALARS", "WalkGuards", "sort_work", "text_size"]
+__all__ = ["TEXT_SCALARS", "Walks", "sort_work", "text_size"]
 
 # Types whose text is bounded by what they are: str by its length (already allocated), int by
 # sys.int_max_str_digits, the rest by a constant. Guards pass them on a type check alone.
@@ -239,9 +239,8 @@ def sort_work(n: int) -> int:
     return n * n.bit_length()
 
 
-class WalkGuards:
-    """The guards that price C walks before they run. A mixin of ``planlang.sizes.SizeGuards``
-    (``Guards`` supplies ``meter`` and ``getiter``).
+class Walks:
+    """The guards that price C walks before they run, for one run.
 
     Two rules. Text of a container (``repr``, ``print``, f-string fields, ``%``) is priced by
     ``text_size`` against ``Limits.size`` first. A C loop over plan data is charged a step per
@@ -250,11 +249,15 @@ class WalkGuards:
     on every call, with the size of what it is handed.
     """
 
-    meter: Meter
-    plan_globals: dict[str, Any]  # the plan's namespace: its functions charge themselves
-
-    def getiter(self, it: Any) -> Iterator[Any] | Any:  # provided by Guards
-        raise NotImplementedError
+    def __init__(
+        self,
+        meter: Meter,
+        plan_globals: dict[str, Any],
+        getiter: Callable[[Any], Iterator[Any] | Any],
+    ):
+        self.meter = meter
+        self.plan_globals = plan_globals  # the plan's namespace: its functions charge themselves
+        self.getiter = getiter  # the metered loop of ``guards.Guards``
 
     # -- text ------------------------------------------------------------------------------
 
@@ -278,10 +281,10 @@ class WalkGuards:
                 self.meter.allow_size(len(text), "repr()")
             return text
         text = repr(self.text(value, "repr()"))
-        self._made_text(text, "repr()")
+        self.made_text(text, "repr()")
         return text
 
-    def _made_text(self, text: str, what: str) -> None:
+    def made_text(self, text: str, what: str) -> None:
         # escapes in strings are not priced ahead (at most 10 characters for one)
         if len(text) > self.meter.limits.size:
             self.meter.allow_size(len(text), what)
@@ -300,7 +303,7 @@ class WalkGuards:
 
     # -- C loops ---------------------------------------------------------------------------
 
-    def _input(self, items: Any, sort: bool = False) -> Any:
+    def priced_input(self, items: Any, sort: bool = False) -> Any:
         """``items`` for a C loop: a sized one is charged its length up front (O(1)); a lazy one
         made in C is walked through the metered loop; generators and the map and filter objects
         a plan can make are charged item by item already."""
@@ -350,36 +353,36 @@ class WalkGuards:
             key = self.metered(key)
         if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
             return sorted(items, key=key, reverse=reverse)
-        return sorted(self._input(items, sort=True), key=key, reverse=reverse)
+        return sorted(self.priced_input(items, sort=True), key=key, reverse=reverse)
 
     def min(self, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not (type(args[0]) in _SIZED and len(args[0]) <= _SMALL_INPUT):
-            args = (self._input(args[0]),)
+            args = (self.priced_input(args[0]),)
         return min(*args, **self._key(kwargs)) if kwargs else min(*args)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not (type(args[0]) in _SIZED and len(args[0]) <= _SMALL_INPUT):
-            args = (self._input(args[0]),)
+            args = (self.priced_input(args[0]),)
         return max(*args, **self._key(kwargs)) if kwargs else max(*args)
 
     def any(self, items: Any, /) -> bool:
         if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
             return any(items)
-        return any(self._input(items))
+        return any(self.priced_input(items))
 
     def all(self, items: Any, /) -> bool:
         if type(items) in _SIZED and len(items) <= _SMALL_INPUT:
             return all(items)
-        return all(self._input(items))
+        return all(self.priced_input(items))
 
     def filter(self, function: Any, items: Any, /) -> Any:
         return filter(self.metered(function), items)
 
-    def _sized_sort(self, xs: list[Any]) -> Callable[..., None]:
+    def sized_sort(self, xs: list[Any]) -> Callable[..., None]:
         """``xs.sort``: the sort charged like ``sorted``, a C ``key=`` metered per call."""
 
         def sort(*, key: Any = None, reverse: bool = False) -> None:
-            self._input(xs, sort=True)  # charges the sort
+            self.priced_input(xs, sort=True)  # charges the sort
             xs.sort(key=self.metered(key), reverse=reverse)
 
         return sort

@@ -4,7 +4,7 @@
 f-strings, ``*``-unpacking, ``sum``/``zip``/``map``/``round``, and the string and list methods
 that grow their result (``join``, ``replace``, ``ljust``, ``extend``, ...). Each checks the size
 of the result against ``Limits.size`` (or ``Limits.int_bits``) before making it. A mixin of
-``planlang.guards.Guards``, which supplies ``meter`` and ``getiter``.
+``planlang.sandbox.guards.Guards``, which supplies ``meter`` and ``getiter``.
 """
 
 from __future__ import annotations
@@ -12,14 +12,16 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from itertools import chain
 from typing import Any
 
-from planlang.limits import Meter
-from planlang.values import ReadOnlyDict, ReadOnlyList
-from planlang.walks import TEXT_SCALARS, WalkGuards, text_size
+from planlang import language as L
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.walks import TEXT_SCALARS, Walks, text_size
+from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
-__all__ = ["SizeGuards"]
+__all__ = ["Sizes", "wrappers"]
 
 _SMALL_LOOP = 64  # loops up to this long are charged in one go and run at full speed
 _CHUNK = 256  # longer ones are charged (and the clock read) every this many items
@@ -33,29 +35,27 @@ _FIXED_SIZE = frozenset(
 )  # fmt: skip
 _NUMBERS = frozenset({int, float, bool})
 _GROWING = frozenset({"update", "union"})  # set methods whose result may pass Limits.size
-_WALKING = (
-    "update", "union", "intersection", "intersection_update", "difference", "difference_update",
-    "symmetric_difference", "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
-)  # fmt: skip
+_WALKING = L.SET_WALKING_METHODS
 _SPEC_NUMBERS = re.compile(r"(\d+)")
 
 
-class SizeGuards(WalkGuards):
-    """The size-checking half of the guards (with the walks of ``planlang.walks``)."""
+class Sizes:
+    """The size guards of one run: operators and methods that could allocate without a loop
+    are checked against ``Limits.size`` (and ``Limits.int_bits``) before Python builds them."""
 
-    meter: Meter
-
-    def getiter(self, it: Any) -> Iterator[Any] | Any:  # provided by Guards
-        raise NotImplementedError
+    def __init__(self, meter: Meter, walks: Walks, getiter: Callable[[Any], Iterator[Any] | Any]):
+        self.meter = meter
+        self.walks = walks
+        self.getiter = getiter  # the metered loop of ``guards.Guards``
 
     # -- operators that can allocate without a loop ----------------------------------------
 
     def add(self, a: Any, b: Any) -> Any:
         if type(a) in _NUMBERS:
             return a + b
-        return self._concat(a, b, operator.add)
+        return self.concat(a, b, operator.add)
 
-    def _concat(self, a: Any, b: Any, op: Callable[[Any, Any], Any]) -> Any:
+    def concat(self, a: Any, b: Any, op: Callable[[Any, Any], Any]) -> Any:
         if type(a) in _NUMBERS:
             return op(a, b)
         try:
@@ -148,7 +148,7 @@ class SizeGuards(WalkGuards):
     def fmt(self, value: Any, conversion: int, spec: str) -> str:
         """One ``{value!c:spec}`` of an f-string, with widths and precisions size-checked."""
         if type(value) not in TEXT_SCALARS:
-            self.text(value, "An f-string field")
+            self.walks.text(value, "An f-string field")
         if conversion == 114:
             value = repr(value)
         elif conversion == 115:
@@ -172,7 +172,7 @@ class SizeGuards(WalkGuards):
         if type(start) in _NUMBERS:
             if type(items) is list and len(items) <= _SMALL_LOOP:
                 return sum(items, start)
-            return sum(self._input(items), start)
+            return sum(self.walks.priced_input(items), start)
         parts = list(self.getiter(items))
         try:
             n = len(start) + sum(map(len, parts))
@@ -187,7 +187,7 @@ class SizeGuards(WalkGuards):
 
     def map(self, function: Any, *iterables: Any) -> Any:
         self._fan_out(iterables, "map()")
-        return map(self.metered(function), *iterables)
+        return map(self.walks.metered(function), *iterables)
 
     def _fan_out(self, iterables: tuple[Any, ...], what: str) -> None:
         """zip(*[r] * k) makes len(r) tuples of k items in C: check len x k."""
@@ -211,7 +211,7 @@ class SizeGuards(WalkGuards):
 
     # -- size-guarded methods ----------------------------------------------------------------
 
-    def _sized_join(self, sep: str) -> Callable[[Iterable[Any]], str]:
+    def sized_join(self, sep: str) -> Callable[[Iterable[Any]], str]:
         def join(given: Iterable[Any]) -> str:
             items = given if isinstance(given, list | tuple) else list(self.getiter(given))
             try:
@@ -223,7 +223,7 @@ class SizeGuards(WalkGuards):
 
         return join
 
-    def _sized_replace(self, s: str) -> Callable[..., str]:
+    def sized_replace(self, s: str) -> Callable[..., str]:
         def replace(old: str, new: str, count: int = -1) -> str:
             if type(old) is str and type(new) is str and len(new) > len(old):
                 hits = s.count(old) if old else len(s) + 1
@@ -234,7 +234,7 @@ class SizeGuards(WalkGuards):
 
         return replace
 
-    def _sized_width(self, s: str, method: str) -> Callable[..., str]:
+    def sized_width(self, s: str, method: str) -> Callable[..., str]:
         bound = getattr(s, method)
 
         def padded(width: int, *rest: Any) -> str:
@@ -244,19 +244,19 @@ class SizeGuards(WalkGuards):
 
         return padded
 
-    def _sized_ljust(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "ljust")
+    def sized_ljust(self, s: str) -> Callable[..., str]:
+        return self.sized_width(s, "ljust")
 
-    def _sized_rjust(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "rjust")
+    def sized_rjust(self, s: str) -> Callable[..., str]:
+        return self.sized_width(s, "rjust")
 
-    def _sized_center(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "center")
+    def sized_center(self, s: str) -> Callable[..., str]:
+        return self.sized_width(s, "center")
 
-    def _sized_zfill(self, s: str) -> Callable[..., str]:
-        return self._sized_width(s, "zfill")
+    def sized_zfill(self, s: str) -> Callable[..., str]:
+        return self.sized_width(s, "zfill")
 
-    def _sized_expandtabs(self, s: str) -> Callable[..., str]:
+    def sized_expandtabs(self, s: str) -> Callable[..., str]:
         def expandtabs(tabsize: int = 8) -> str:
             if type(tabsize) is int:
                 self.meter.allow_size(len(s) + s.count("\t") * max(tabsize, 0), "expandtabs")
@@ -265,7 +265,7 @@ class SizeGuards(WalkGuards):
         return expandtabs
 
     # str.upper() and its kind can make three characters of one ("\ufb03".upper() is "FFI")
-    def _sized_case(self, s: str, method: str) -> Callable[[], str]:
+    def sized_case(self, s: str, method: str) -> Callable[[], str]:
         bound: Callable[[], str] = getattr(s, method)
         if len(s) * 3 <= self.meter.limits.size:
             return bound
@@ -278,30 +278,32 @@ class SizeGuards(WalkGuards):
 
         return changed_case
 
-    def _sized_upper(self, s: str) -> Callable[[], str]:
-        return self._sized_case(s, "upper")
+    def sized_upper(self, s: str) -> Callable[[], str]:
+        return self.sized_case(s, "upper")
 
-    def _sized_lower(self, s: str) -> Callable[[], str]:
-        return self._sized_case(s, "lower")
+    def sized_lower(self, s: str) -> Callable[[], str]:
+        return self.sized_case(s, "lower")
 
-    def _sized_casefold(self, s: str) -> Callable[[], str]:
-        return self._sized_case(s, "casefold")
+    def sized_casefold(self, s: str) -> Callable[[], str]:
+        return self.sized_case(s, "casefold")
 
-    def _sized_title(self, s: str) -> Callable[[], str]:
-        return self._sized_case(s, "title")
+    def sized_title(self, s: str) -> Callable[[], str]:
+        return self.sized_case(s, "title")
 
-    def _sized_swapcase(self, s: str) -> Callable[[], str]:
-        return self._sized_case(s, "swapcase")
+    def sized_swapcase(self, s: str) -> Callable[[], str]:
+        return self.sized_case(s, "swapcase")
 
-    def _sized_capitalize(self, s: str) -> Callable[[], str]:
-        return self._sized_case(s, "capitalize")
+    def sized_capitalize(self, s: str) -> Callable[[], str]:
+        return self.sized_case(s, "capitalize")
 
     # set and dict methods that walk every argument in C: s.update(*[range(10**6)] * 300)
-    def _sized_many(self, s: Any, method: str) -> Callable[..., Any]:
+    def sized_many(self, s: Any, method: str) -> Callable[..., Any]:
         bound: Callable[..., Any] = getattr(s, method)
 
         def walked(*others: Any) -> Any:
-            others = tuple(map(self._input, others))  # charged by size, or metered per item
+            others = tuple(
+                map(self.walks.priced_input, others)
+            )  # charged by size, or metered per item
             if method not in _GROWING:  # a symmetric difference may still pass size: check
                 result = bound(*others)
                 made = s if method.endswith("_update") else result
@@ -320,15 +322,15 @@ class SizeGuards(WalkGuards):
 
         return walked
 
-    def _sized_dict_update(self, d: dict[Any, Any]) -> Callable[..., None]:
+    def sized_dict_update(self, d: dict[Any, Any]) -> Callable[..., None]:
         def update(*others: Any, **pairs: Any) -> None:
-            d.update(*map(self._input, others), **pairs)
+            d.update(*map(self.walks.priced_input, others), **pairs)
             if len(d) > self.meter.limits.size:
                 self.meter.allow_size(len(d), "dict.update")
 
         return update
 
-    def _sized_extend(self, xs: list[Any]) -> Callable[[Iterable[Any]], None]:
+    def sized_extend(self, xs: list[Any]) -> Callable[[Iterable[Any]], None]:
         def extend(items: Iterable[Any]) -> None:
             if not hasattr(items, "__len__"):
                 items = list(self.getiter(items))
@@ -376,9 +378,27 @@ def _printf_fields(template: str) -> tuple[int, int, int]:
     return widths, stars, fields
 
 
-def _set_wrapper(method: str) -> Callable[[SizeGuards, Any], Callable[..., Any]]:
-    return lambda guards, s: guards._sized_many(s, method)
-
-
-for _method in _WALKING:  # the guards look wrappers up as "_sized_" + name: _sized_set_union
-    setattr(SizeGuards, f"_sized_set_{_method}", _set_wrapper(_method))
+def wrappers(sizes: Sizes, walks: Walks) -> dict[str, Callable[[Any], Callable[..., Any]]]:
+    """Each wrapper named in ``language.ATTRIBUTES`` -> what makes that guarded method of a value
+    (``"join"`` -> ``sizes.sized_join``: ``sep.join`` priced before C joins)."""
+    table: dict[str, Callable[[Any], Callable[..., Any]]] = {
+        "join": sizes.sized_join,
+        "replace": sizes.sized_replace,
+        "ljust": sizes.sized_ljust,
+        "rjust": sizes.sized_rjust,
+        "center": sizes.sized_center,
+        "zfill": sizes.sized_zfill,
+        "expandtabs": sizes.sized_expandtabs,
+        "upper": sizes.sized_upper,
+        "lower": sizes.sized_lower,
+        "casefold": sizes.sized_casefold,
+        "title": sizes.sized_title,
+        "swapcase": sizes.sized_swapcase,
+        "capitalize": sizes.sized_capitalize,
+        "extend": sizes.sized_extend,
+        "dict_update": sizes.sized_dict_update,
+        "sort": walks.sized_sort,
+    }
+    for method in _WALKING:  # set methods that walk every argument in C: sized by the total
+        table["set_" + method] = partial(sizes.sized_many, method=method)
+    return table

@@ -16,8 +16,9 @@ import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from planlang.infer import Kinds
-from planlang.policy import PlanPolicy
+from planlang.check.infer import Kinds
+from planlang.check.policy import PlanPolicy
+from planlang.errors import Problem
 
 __all__ = ["CheckResult", "Problem", "check", "MAX_SOURCE_BYTES"]
 
@@ -30,29 +31,6 @@ _compiled_from: dict[int, str] = {}  # id of a checked code -> sha256 of its sou
 # CPython 3.11's AST constructor keeps its recursion depth in shared state, and parsing on two
 # threads at once can fail with "AST constructor recursion depth mismatch" (gh-106905).
 _AST_LOCK = threading.Lock()
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One reason a plan is refused: where, a stable code, and why."""
-
-    filename: str
-    line: int
-    col: int
-    code: str
-    message: str
-
-    def render(self) -> str:
-        return f"{self.filename}:{self.line}:{self.col}: {self.code} {self.message}"
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "filename": self.filename,
-            "line": self.line,
-            "col": self.col,
-            "code": self.code,
-            "message": self.message,
-        }
 
 
 @dataclass(frozen=True)

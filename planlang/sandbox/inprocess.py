@@ -22,13 +22,13 @@ from typing import Any, cast
 from planlang import language as L
 from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
-from planlang.guards import Guards
-from planlang.limits import Limits, Meter
-from planlang.plantypes import PLAN_TYPES
-from planlang.stack import needs_deep_stack, run_on_deep_stack, stack_for
-from planlang.values import SCALARS, freeze, thaw
-from planlang.walks import TEXT_SCALARS
-from planlang.words import host_word
+from planlang.sandbox.deep_stack import needs_deep_stack, run_on_deep_stack, stack_for
+from planlang.sandbox.guards import Guards
+from planlang.sandbox.host_words import host_word
+from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.plan_builtins import PLAN_TYPES
+from planlang.sandbox.walks import TEXT_SCALARS
+from planlang.sandbox.wall import SCALARS, freeze, thaw
 
 __all__ = ["Sandbox", "current_meter"]
 
@@ -47,22 +47,22 @@ def _made(make: Callable[[Guards], Any], box: Any, guards: Guards, meter: Meter)
 # Builtins and guards made for each run, by name: (sandbox, guards, meter) -> value.
 _RUN_BUILTINS: dict[str, Callable[[Any, Guards, Meter], Any]] = {
     "range": lambda box, g, m: lambda *args: _range(m, *args),
-    "pow": lambda box, g, m: g.pow,
+    "pow": lambda box, g, m: g.sizes.pow,
     "iter": lambda box, g, m: lambda obj: iter(obj),
-    "print": lambda box, g, m: g.printing(box._printer(g)),
-    "round": lambda box, g, m: g.round,
-    "sum": lambda box, g, m: g.sum,
-    "zip": lambda box, g, m: g.zip,
-    "map": lambda box, g, m: g.map,
-    # planlang.walks: text and C loops priced before C walks shared structure
-    "repr": lambda box, g, m: g.repr,
-    "sorted": lambda box, g, m: g.sorted,
-    "min": lambda box, g, m: g.min,
-    "max": lambda box, g, m: g.max,
-    "any": lambda box, g, m: g.any,
-    "all": lambda box, g, m: g.all,
-    "filter": lambda box, g, m: g.filter,
-    # planlang.plantypes: str, int, list, tuple, set, frozenset, dict priced when called
+    "print": lambda box, g, m: g.walks.printing(box._printer(g)),
+    "round": lambda box, g, m: g.sizes.round,
+    "sum": lambda box, g, m: g.sizes.sum,
+    "zip": lambda box, g, m: g.sizes.zip,
+    "map": lambda box, g, m: g.sizes.map,
+    # planlang.sandbox.walks: text and C loops priced before C walks shared structure
+    "repr": lambda box, g, m: g.walks.repr,
+    "sorted": lambda box, g, m: g.walks.sorted,
+    "min": lambda box, g, m: g.walks.min,
+    "max": lambda box, g, m: g.walks.max,
+    "any": lambda box, g, m: g.walks.any,
+    "all": lambda box, g, m: g.walks.all,
+    "filter": lambda box, g, m: g.walks.filter,
+    # planlang.sandbox.plan_builtins: str, int, list, tuple, set, frozenset, dict priced when called
     **{name: partial(_made, make) for name, make in PLAN_TYPES.items()},
 }
 _RUN_BUILTIN_NAMES = frozenset(_RUN_BUILTINS)
@@ -80,18 +80,18 @@ _GUARDS: dict[str, Callable[[Guards, Meter], Any]] = {
     "_enter_": lambda g, m: m.enter,
     "_leave_": lambda g, m: m.leave,
     "_step_": lambda g, m: g.step,
-    "_add_": lambda g, m: g.add,
-    "_mul_": lambda g, m: g.mul,
-    "_pow_": lambda g, m: g.pow,
-    "_lshift_": lambda g, m: g.lshift,
-    "_mod_": lambda g, m: g.mod,
-    "_fmt_": lambda g, m: g.fmt,
-    "_fstr_": lambda g, m: g.fstr,
-    "_text_": lambda g, m: g.text,
+    "_add_": lambda g, m: g.sizes.add,
+    "_mul_": lambda g, m: g.sizes.mul,
+    "_pow_": lambda g, m: g.sizes.pow,
+    "_lshift_": lambda g, m: g.sizes.lshift,
+    "_mod_": lambda g, m: g.sizes.mod,
+    "_fmt_": lambda g, m: g.sizes.fmt,
+    "_fstr_": lambda g, m: g.sizes.fstr,
+    "_text_": lambda g, m: g.walks.text,
     "_type_": lambda g, m: type,  # the inline test of f-string fields (nodes.priced_text)
     "_text_kinds_": lambda g, m: TEXT_SCALARS,
     "_setslice_": lambda g, m: g.setslice,
-    "_unpack_": lambda g, m: g.unpack,
+    "_unpack_": lambda g, m: g.sizes.unpack,
 }
 _GUARD_NAMES = frozenset(_GUARDS)
 _used: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = weakref.WeakKeyDictionary()
@@ -163,7 +163,7 @@ class Sandbox:
         code = cast(types.CodeType, checked.code)
         namespace = self._namespace(meter, code)
         try:
-            if needs_deep_stack(code):  # see planlang.stack: deep tuples must not crash us
+            if needs_deep_stack(code):  # see deep_stack: deep tuples must not crash us
                 return run_on_deep_stack(
                     lambda: _execute(code, meter, namespace),
                     stack_for(self.limits.steps),
@@ -220,8 +220,15 @@ class Sandbox:
         return namespace
 
     def _printer(self, guards: Guards) -> Callable[..., None]:
+        # What one run prints, in all, may not pass Limits.size characters: a print flood is
+        # stopped by what it made, not by whichever of steps and seconds the machine's load
+        # lets it reach first, and the host never holds more than that of a plan's output.
+        printed = [0]
+
         def plan_print(*args: Any, sep: str = " ") -> None:
-            line = guards._sized_join(str(sep))([str(a) for a in args])
+            line = guards.sizes.sized_join(str(sep))([str(a) for a in args])
+            printed[0] += len(line) + 1
+            guards.meter.allow_size(printed[0], "What the plan printed")
             if self._log is not None:
                 self._log(line)
             else:

@@ -1,4 +1,4 @@
-"""Small builders and tests of AST nodes for the checker's rewrite (``planlang.policy``).
+"""Small builders and tests of AST nodes for the checker's rewrite (``planlang.check.policy``).
 
 Every node made here gets its location at once: fixing a whole tree afterwards cost half the
 check.

@@ -1,4 +1,4 @@
-"""Where a plan binds and reads each name, scope by scope: the facts ``planlang.infer`` solves.
+"""Where a plan binds and reads each name, scope by scope: the facts ``check.infer`` solves.
 
 One walk over the tree collects, per scope (the module, each function, lambda and
 comprehension), every binding of a name and every read of it, plus what the kinds need beyond

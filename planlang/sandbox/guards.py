@@ -15,56 +15,40 @@ from itertools import chain, islice
 from typing import Any
 
 from planlang import language as L
-from planlang.limits import Meter
-from planlang.plantypes import PlanDict, PlanType
-from planlang.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, _WALKING, SizeGuards
-from planlang.values import HostProxy, ReadOnlyDict, ReadOnlyList
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.plan_builtins import PlanDict, PlanType
+from planlang.sandbox.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, Sizes, wrappers
+from planlang.sandbox.walks import Walks
+from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Guards"]
 
 _WRITABLE = frozenset({list, dict, set})
 
 
-def _attribute_table() -> dict[type, dict[str, str | None]]:
-    """type -> attribute -> None (plain access) or the name of a size-guarded wrapper."""
-    plain = lambda names: dict.fromkeys(names)  # noqa: E731
-    table: dict[type, dict[str, str | None]] = {
-        str: plain(L.STR_METHODS),
-        list: plain(L.LIST_METHODS),
-        tuple: plain(L.TUPLE_METHODS),
-        dict: plain(L.DICT_METHODS),
-        set: plain(L.SET_METHODS),
-        frozenset: plain(L.FROZENSET_METHODS),
-        int: plain(L.INT_ATTRIBUTES - {"is_integer"}),
-        bool: plain(L.INT_ATTRIBUTES - {"is_integer"}),
-        float: plain(L.FLOAT_ATTRIBUTES),
-        ReadOnlyDict: plain(L.READONLY_DICT_METHODS),
-        ReadOnlyList: plain(L.READONLY_LIST_METHODS),
-    }
-    for name in ("join", "replace", "ljust", "rjust", "center", "zfill", "expandtabs"):
-        table[str][name] = name
-    table[list]["extend"] = "extend"
-    for name in ("upper", "lower", "casefold", "title", "swapcase", "capitalize"):
-        table[str][name] = name  # up to three characters of one: planlang.sizes._sized_case
-    for kind in (set, frozenset):  # methods that walk every argument in C: sized by the total
-        for name in _WALKING:
-            if name in table[kind]:
-                table[kind][name] = "set_" + name
-    table[dict]["update"] = "dict_update"
-    table[list]["sort"] = "sort"  # key= may be a C callable: planlang.walks
-    return table
-
-
-ATTRIBUTES = _attribute_table()
+# The whitelist of planlang.language, keyed by the real types the guards meet.
+_KIND_TYPES: dict[str, type] = {
+    "str": str, "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
+    "int": int, "bool": bool, "float": float,
+    "readonly_dict": ReadOnlyDict, "readonly_list": ReadOnlyList,
+}  # fmt: skip
+ATTRIBUTES: dict[type, dict[str, str | None]] = {
+    _KIND_TYPES[kind]: names for kind, names in L.ATTRIBUTES.items()
+}
 _TYPE_OBJECTS: dict[type, frozenset[str]] = {dict: L.TYPE_ATTRIBUTES["dict"]}
 
 
-class Guards(SizeGuards):
-    """The guard functions of one run. Each attribute is what the rewritten code calls."""
+class Guards:
+    """The guard functions of one run: what the rewritten code calls for attributes, writes,
+    loops and unpacking. The size guards (``sizes``) and the walks (``walks``) are parts it
+    holds, each of them given the one metered loop, ``getiter``, that they share."""
 
     def __init__(self, meter: Meter, plan_globals: dict[str, Any]):
         self.meter = meter
         self.plan_globals = plan_globals
+        self.walks = Walks(meter, plan_globals, self.getiter)
+        self.sizes = Sizes(meter, self.walks, self.getiter)
+        self._wrappers = wrappers(self.sizes, self.walks)
 
     # -- attributes ------------------------------------------------------------------------
 
@@ -76,19 +60,19 @@ class Guards(SizeGuards):
             return self._getattr_slow(obj, name)
         if wrapper is None:
             return getattr(obj, name)
-        return getattr(self, "_sized_" + wrapper)(obj)
+        return self._wrappers[wrapper](obj)
 
     def _getattr_slow(self, obj: Any, name: str) -> Any:
         if isinstance(obj, HostProxy):
             if name in obj._methods:
                 return self.host_word(f"{obj._label}.{name}", getattr(obj._target, name))
             if name in obj._attributes:
-                from planlang.values import thaw
+                from planlang.sandbox.wall import thaw
 
                 return thaw(getattr(obj._target, name), None, f"{obj._label}.{name}")
             raise AttributeError(f"The host object {obj._label!r} does not offer {name!r}.")
         if type(obj) is PlanDict and name in _TYPE_OBJECTS[dict]:
-            return getattr(obj, name)  # dict.fromkeys, charged like dict() (planlang.plantypes)
+            return getattr(obj, name)  # dict.fromkeys, charged like dict() (plan_builtins)
         if type(obj) is type or isinstance(obj, PlanType):
             of: type = obj.type if isinstance(obj, PlanType) else obj
             if of is obj and name in _TYPE_OBJECTS.get(of, ()):
@@ -144,15 +128,15 @@ class Guards(SizeGuards):
                 # list.extend(iterator) runs in C, and an iterator over the list itself (zip,
                 # iter, filter) feeds on what it adds: take the items through the metered loop
                 y = list(self.getiter(y))
-            return self._concat(x, y, operator.iadd)
+            return self.sizes.concat(x, y, operator.iadd)
         if op == "*=":
-            return self.mul(x, y, operator.imul)
+            return self.sizes.mul(x, y, operator.imul)
         if op == "**=":
-            return self.pow(x, y)
+            return self.sizes.pow(x, y)
         if op == "<<=":
-            return self.lshift(x, y)
+            return self.sizes.lshift(x, y)
         if op == "%=":
-            return self.mod(x, y)
+            return self.sizes.mod(x, y)
         return _INPLACE[op](x, y)
 
     # -- loops, calls and unpacking ----------------------------------------------------------

@@ -17,11 +17,11 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from planlang.values import ReadOnlyDict, ReadOnlyList
-from planlang.walks import TEXT_SCALARS
+from planlang.sandbox.walks import TEXT_SCALARS
+from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
 if TYPE_CHECKING:
-    from planlang.guards import Guards
+    from planlang.sandbox.guards import Guards
 
 __all__ = ["PLAN_TYPES", "PlanType"]
 
@@ -73,13 +73,13 @@ class PlanStr(PlanType):
             value = args[0]
             if type(value) in TEXT_SCALARS:
                 return str(value)
-            text = str(self.guards.text(value, "str()"))
-            self.guards._made_text(text, "str()")  # escapes are not priced ahead
+            text = str(self.guards.walks.text(value, "str()"))
+            self.guards.walks.made_text(text, "str()")  # escapes are not priced ahead
             return text
         for value in (*args, *kwargs.values()):
-            self.guards.text(value, "str()")
+            self.guards.walks.text(value, "str()")
         text = str(*args, **kwargs)
-        self.guards._made_text(text, "str()")
+        self.guards.walks.made_text(text, "str()")
         return text
 
 

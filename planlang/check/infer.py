@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from planlang.scopes import Binding, Collector, Scope
+from planlang.check.scopes import Binding, Collector, Scope
 
 __all__ = ["Kinds", "INT_SAFE_OPS", "NUMBERS", "SMALL_FACTOR"]
 

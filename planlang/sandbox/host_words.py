@@ -17,8 +17,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from planlang.limits import Meter
-from planlang.values import SCALARS, thaw
+from planlang.sandbox.limits import Meter
+from planlang.sandbox.wall import SCALARS, thaw
 
 __all__ = ["host_word"]
 

@@ -15,9 +15,8 @@ from typing import Any, cast
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 from planlang import language as L
-from planlang.guards import ATTRIBUTES
-from planlang.infer import Kinds
-from planlang.nodes import (
+from planlang.check.infer import Kinds
+from planlang.check.nodes import (
     _call,
     _is_number,
     _small_spec,
@@ -43,8 +42,8 @@ _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
 _PROVEN_TEXT = frozenset({"int", "num", "str"})
 # Methods that need no guard on a value the source proves is the plan's own dict, list or set.
 _NATIVE_ATTRIBUTES = {
-    kind: frozenset(name for name, wrapper in ATTRIBUTES[t].items() if wrapper is None)
-    for kind, t in (("dict", dict), ("list", list), ("set", set))
+    kind: frozenset(name for name, wrapper in L.ATTRIBUTES[kind].items() if wrapper is None)
+    for kind in ("dict", "list", "set")
 }
 
 
@@ -63,7 +62,7 @@ class RawProblem:
 class PlanPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
 
-    kinds: Kinds | None = None  # set by check() before visiting: see planlang.infer
+    kinds: Kinds | None = None  # set by check() before visiting: see planlang.check.infer
 
     def __init__(self, errors=None, warnings=None, used_names=None):
         super().__init__(errors, warnings, used_names)
@@ -178,7 +177,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         return cast(ast.AST, super().visit_Subscript(node))
 
     def _kind(self, expr: ast.AST) -> str | None:
-        """What the source proves about a name's value (see planlang.infer)."""
+        """What the source proves about a name's value (see planlang.check.infer)."""
         if self.kinds is None or not isinstance(expr, ast.Name):
             return None
         return self.kinds.kind(expr)
@@ -363,7 +362,7 @@ class PlanPolicy(RestrictingNodeTransformer):
         value = cast(ast.expr, self.visit(node.value))
         if node.format_spec is None or _small_spec(node.format_spec):
             # no width past _SMALL_SPEC: formatted natively, once _text_ has priced the value's
-            # text (a container's repr may be far larger than the container: planlang.walks)
+            # text (a container's repr may be far larger than the container: planlang.sandbox.walks)
             node.value = value if proven_text else priced_text(value, node)
             return node
         # The spec's own fields are formatted natively: its length is checked by _fmt_.
