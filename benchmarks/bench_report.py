@@ -10,6 +10,8 @@ on the same machine at the same moment, so a loaded machine shows up in both.
 
     python benchmarks/bench_report.py                      # prints the table
     python benchmarks/bench_report.py --out benchmarks/RESULTS_report.md
+    python benchmarks/bench_report.py --events-overhead /path/to/base/checkout   # and the
+        # runtime's CPU per worker against a checkout without the report's events
 """
 
 from __future__ import annotations
@@ -54,10 +56,48 @@ def browser_ms(page: Path, work: Path, chromium: str) -> tuple[float, float]:
     return float(found.group(1)), wall
 
 
+PER_WORKER = """
+import json, os, sys, tempfile, time
+from runtime import LLM, Budget, Ledger, Reply, Run
+def client(model, messages, **params):
+    return Reply(json.dumps({"answer": "x"}), credits=0.001, model=model)
+S = {"type": "object", "properties": {"answer": {"type": "string"}}}
+d = tempfile.mkdtemp()
+llm = LLM(Ledger(os.path.join(d, "a.db")), client=client, budget=Budget(None))
+run = Run("p", llm=llm, concurrency=16, max_agents=10**6, events_path=os.path.join(d, "e.jsonl"))
+n = 4000
+began = time.process_time()
+run.run_sync(lambda r: r.parallel([lambda i=i: r.agent(f"q {i}", schema=S) for i in range(n)]))
+print((time.process_time() - began) / n * 1e6)
+"""
+
+
+def events_overhead(base: str, rounds: int) -> str:
+    """CPU per worker of a 4,000-worker run: the runtime at ``base`` against this one."""
+    cpu: dict[str, list[float]] = {"base": [], "this": []}
+    for _ in range(rounds):  # alternate, so both see the same load
+        for name, path in (("base", base), ("this", str(ROOT))):
+            env = {**os.environ, "PYTHONPATH": path}
+            done = subprocess.run([sys.executable, "-c", PER_WORKER], capture_output=True,
+                                  text=True, check=True, env=env)  # fmt: skip
+            cpu[name].append(float(done.stdout))
+    old, new = statistics.median(cpu["base"]), statistics.median(cpu["this"])
+    ratios = ", ".join(f"{b / a:.2f}" for a, b in zip(cpu["base"], cpu["this"], strict=True))
+    return (
+        f"Runtime cost of the report's events: a 4,000-worker `parallel` at concurrency 16 "
+        f"(in-process client, ledger and events on disk), CPU per worker, median of {rounds} "
+        f"alternating rounds: {old:.0f} us at `{base}`, {new:.0f} us here "
+        f"({new / old - 1:+.1%}; per-round ratios {ratios})."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=None, help="Write the results section to this file.")
+    parser.add_argument("--events-overhead", metavar="BASE", default=None,
+                        help="Also compare CPU per worker with the runtime of a checkout at BASE "
+                        "(e.g. one without the report's events).")  # fmt: skip
     args = parser.parse_args()
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     rows = []
@@ -92,6 +132,8 @@ def main() -> None:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
     ]
+    if args.events_overhead:
+        lines += ["", events_overhead(args.events_overhead, max(args.rounds, 6))]
     text = "\n".join(lines)
     print(text)
     if args.out:
