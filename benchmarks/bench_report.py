@@ -139,7 +139,7 @@ def main() -> None:
     if args.out:
         Path(args.out).write_text(
             "# The HTML run report at 10,000 workers\n\n"
-            "Command: `python benchmarks/bench_report.py --out benchmarks/RESULTS_report.md` "
+            f"Command: `python benchmarks/bench_report.py {' '.join(sys.argv[1:])}` "
             "(see the script's docstring for what is measured).\n\n" + text + "\n",
             encoding="utf-8",
         )
