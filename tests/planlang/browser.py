@@ -38,7 +38,7 @@ def chromium() -> str:
     return path
 
 
-def _offline_prefix() -> list[str]:
+def offline_prefix() -> list[str]:
     unshare = shutil.which("unshare")
     if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True).returncode == 0:
         return [unshare, "-n"]
@@ -49,7 +49,7 @@ def browse(page: Path, work: Path, *args: str, fragment: str = "") -> tuple[str,
     """Load ``page`` offline; return (stdout, URLs the page asked for)."""
     work.mkdir(parents=True, exist_ok=True)
     netlog = work / "net.json"
-    command = [*_offline_prefix(), chromium(), *FLAGS, f"--user-data-dir={work / 'profile'}",
+    command = [*offline_prefix(), chromium(), *FLAGS, f"--user-data-dir={work / 'profile'}",
                f"--log-net-log={netlog}", *args, page.resolve().as_uri() + fragment]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -235,3 +235,58 @@ def test_the_example_audit_report_script_runs_offline(tmp_path):
     html = page.read_text()
     assert len(with_class(html, "lane")) > 10
     assert 'class="raise"' in html and 'class="paused"' in html
+
+
+CENTRE = """(function(sel){var r=document.querySelector(sel).getBoundingClientRect();
+window.scrollBy(0, r.top - 200); r=document.querySelector(sel).getBoundingClientRect();
+return [r.left + r.width / 2, r.top + r.height / 2]})(%s)"""
+PANEL = """(function(){var p=document.getElementById('panel');
+return [p.className, p.getAttribute('data-open'), location.hash, p.innerText]})()"""
+
+
+def click(browser, selector):
+    x, y = browser.evaluate(CENTRE % json.dumps(selector))
+    browser.click(x, y)
+    return browser.evaluate(PANEL)
+
+
+def test_a_mouse_click_on_a_lane_opens_the_conversation_and_close_closes_it(recorded, tmp_path):
+    from cdp import Browser
+
+    _, folder, page = recorded
+    _, threads = records(folder)
+    (failed,) = [t for t in threads if t["status"] == "failed"]
+    browser = Browser(tmp_path)
+    try:
+        browser.open(page)
+        state, opened, address, text = click(browser, f'.lane[data-worker="{failed["id"]}"] rect')
+        assert (state, opened, address) == ("open", str(failed["id"]), f"#worker-{failed['id']}")
+        assert "question 3" in text and failed["error"] in text
+        state, *_ = click(browser, "#panel .close")
+        assert state == ""
+        assert [url for url in browser.requests() if url != page.resolve().as_uri()] == []
+    finally:
+        browser.close()
+
+
+def test_an_aggregate_lane_lists_its_workers_and_each_opens(recorded, tmp_path):
+    from cdp import Browser
+
+    from planlang.html_report import render_run
+
+    _, folder, _ = recorded
+    page = tmp_path / "grouped.html"
+    page.write_text(render_run(load_timeline(folder), lane_limit=5))
+    browser = Browser(tmp_path)
+    try:
+        browser.open(page)
+        assert browser.evaluate("document.querySelectorAll('.lane').length") == 0
+        size = browser.evaluate("document.querySelector('.agg').getAttribute('data-workers')")
+        state, _, _, text = click(browser, ".agg")
+        assert int(size) > 1 and state == "open"
+        assert text.splitlines()[1:] == [f"{size} workers"] + [f"worker {i}" for i in
+                                                               range(1, int(size) + 1)]  # fmt: skip
+        _, opened, address, text = click(browser, "#panel a")
+        assert (opened, address) == ("1", "#worker-1") and "question 0" in text
+    finally:
+        browser.close()
