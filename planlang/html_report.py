@@ -10,10 +10,11 @@ budget, cut with a note) when its lane is clicked.
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from planlang.html_data import pack_conversations
 from planlang.html_page import COLOURS, esc, fmt, page
-from planlang.timeline import Lane, Timeline, bins_of
+from planlang.lane_groups import bins_of
+from planlang.timeline import Lane, Timeline
 
 __all__ = ["render_run"]
 
@@ -24,7 +25,7 @@ BINS = 200
 def render_run(tl: Timeline, *, lane_limit: int = 500, text_budget: int = 2_000_000) -> str:
     """The whole page for one run (``text_budget``: characters of conversation text kept)."""
     meta = tl.meta
-    strings, conversations = _conversations(tl, text_budget)
+    strings, conversations = pack_conversations(tl.conversations, text_budget)
     body = "".join([
         _totals(tl), _legend(), _timeline(tl, lane_limit), _budget(tl), _phase_table(tl),
         _costs(tl), _failures(tl), _logs(tl), _source(tl),
@@ -166,8 +167,8 @@ def _aggregate(lanes: list[Lane], y: float, end: float) -> str:
 
 
 def _timeline(tl: Timeline, lane_limit: int) -> str:
-    group = max(1, math.ceil(len(tl.lanes) / (lane_limit * 0.6))) if len(tl.lanes) > lane_limit \
-        else 1  # fmt: skip
+    limit = max(lane_limit, 1)
+    group = max(1, math.ceil(len(tl.lanes) / (limit * 0.6))) if len(tl.lanes) > limit else 1
     rows: list[str] = []
     y = 22.0
     end = tl.end
@@ -333,13 +334,16 @@ def _costs(tl: Timeline) -> str:
 
 def _failures(tl: Timeline) -> str:
     failed = [lane for lane in tl.lanes if lane.status in ("failed", "cancelled", "refused")]
-    if not failed:
+    if not failed and not tl.thunk_failures:
         return '<section><h2>Failures</h2><p id="failures">No worker failed.</p></section>'
     rows = [[f'<a href="#" data-worker="{ln.worker}">#{ln.worker}</a>', esc(ln.phase),
              esc(ln.label), esc(ln.status), f'<span class="err">{esc(ln.error or "")}</span>']
             for ln in failed]  # fmt: skip
+    rows += [[f"thunk {e['index']}", esc(e["phase"]), "", "the plan's code failed",
+              f'<span class="err">{esc(e["error"])}</span>']
+             for e in tl.thunk_failures]  # fmt: skip
     table = _table(["worker", "phase", "label", "status", "reason"], rows, "failures")
-    return f"<section><h2>Failures ({len(failed)})</h2>{table}</section>"
+    return f"<section><h2>Failures ({len(rows)})</h2>{table}</section>"
 
 
 def _logs(tl: Timeline) -> str:
@@ -359,40 +363,3 @@ def _source(tl: Timeline) -> str:
         cls = ' class="phase"' if number in starts else ""
         lines.append(f'<span id="L{number}"{cls}><em>{number}</em>{esc(text)}</span>')
     return f'<section><h2>Plan</h2><pre class="src">{"".join(lines)}</pre></section>'
-
-
-# -- conversations ---------------------------------------------------------------------------
-
-
-def _conversations(tl: Timeline, budget: int) -> tuple[list[str], dict[str, Any]]:
-    """Message texts shared in one table; past ``budget`` characters each text is cut."""
-    index: dict[str, int] = {}
-    for conv in tl.conversations.values():
-        for role, text in conv["messages"]:
-            index.setdefault(role, len(index))
-            index.setdefault(text, len(index))
-    lengths = sorted(len(s) for s in index)
-    cap = _cut_length(lengths, budget)
-    strings = []
-    for text in index:
-        if len(text) > cap:
-            text = text[:cap] + f"\u2026 ({len(text) - cap:,} more characters in threads.json)"
-        strings.append(text)
-    conversations = {}
-    for worker, conv in tl.conversations.items():
-        conv = dict(conv)
-        conv["messages"] = [[index[r], index[t]] for r, t in conv["messages"]]
-        conversations[str(worker)] = conv
-    return strings, conversations
-
-
-def _cut_length(lengths: list[int], budget: int) -> int:
-    """The longest text length that keeps the sum of all texts within ``budget``."""
-    if sum(lengths) <= budget:
-        return max(lengths, default=0)
-    total, n = 0, len(lengths)
-    for i, length in enumerate(lengths):  # ascending: texts shorter than the cut stay whole
-        if total + length * (n - i) > budget:
-            return max(80, (budget - total) // (n - i))
-        total += length
-    return max(lengths)

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Lane", "PhaseStats", "Timeline", "TimelineError", "load_timeline"]
+__all__ = ["Lane", "PhaseStats", "Timeline", "TimelineError", "build_timeline", "load_timeline"]
 
 
 class TimelineError(ValueError):
@@ -81,6 +80,7 @@ class Timeline:
     conversations: dict[int, dict[str, Any]]
     source: str
     logs: list[dict[str, Any]]
+    thunk_failures: list[dict[str, Any]] = field(default_factory=list)  # the plan's own code
 
 
 def _read_json(path: Path, missing: Any) -> Any:
@@ -173,6 +173,7 @@ def build_timeline(
     lines = phase_lines(source)
     raises: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []
+    thunk_failures: list[dict[str, Any]] = []
     deltas: list[tuple[float, float, float]] = []  # t, spent change, reserved change
     cap_steps: list[tuple[float, float | None]] = []
     spent0 = 0.0
@@ -231,6 +232,8 @@ def build_timeline(
             raises.append({"t": t, "old_cap": e.get("old_cap"), "cap": e.get("cap")})
         elif kind == "log":
             logs.append({"t": t, "message": e.get("message"), "phase": e.get("phase")})
+        elif kind == "thunk_failed":
+            thunk_failures.append({k: e.get(k) for k in ("t", "index", "phase", "error")})
     for worker, began in open_waits.items():
         if worker in lanes:
             lanes[worker].waits.append((began, lanes[worker].end))
@@ -248,6 +251,7 @@ def build_timeline(
         paused=_union([w for lane in ordered for w in lane.waits]), raises=raises,
         costs=_costs(ordered, records), totals=_totals(ordered, meta),
         conversations={t["id"]: _conversation(t) for t in threads}, source=source, logs=logs,
+        thunk_failures=thunk_failures,
     )  # fmt: skip
 
 
@@ -365,33 +369,3 @@ def _conversation(record: dict[str, Any]) -> dict[str, Any]:
             for r in record.get("replies") or []
         ],  # fmt: skip
     }
-
-
-def bins_of(lanes: list[Lane], end: float, bins: int) -> list[list[tuple[str, float]]]:
-    """For an aggregate lane: per time bin, the dominant state and how busy the bin was."""
-    width = end / bins if end > 0 else 1.0
-    share: list[dict[str, float]] = [defaultdict(float) for _ in range(bins)]
-    for lane in lanes:
-        final = lane.status if lane.status != "running" else "done"
-        spans = [("queued", lane.queued, lane.start)]
-        spans += [("waiting", a, b) for a, b in lane.waits]
-        spans.append((final, lane.start, lane.end))
-        for state, a, b in spans:
-            if b <= a:
-                continue
-            first, last = int(a / width), min(bins - 1, int(math.ceil(b / width)) - 1)
-            for i in range(max(0, first), last + 1):
-                overlap = min(b, (i + 1) * width) - max(a, i * width)
-                if overlap > 0:
-                    share[i][state] += overlap
-    out: list[list[tuple[str, float]]] = []
-    for cell in share:
-        if not cell:
-            out.append([])
-            continue
-        if cell.get("waiting"):  # a wait is what a person looks for: it wins its bin
-            state = "waiting"
-        else:
-            state = max(cell, key=lambda s: cell[s])
-        out.append([(state, min(1.0, sum(cell.values()) / (width * max(len(lanes), 1))))])
-    return out

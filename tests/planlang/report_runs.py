@@ -3,8 +3,8 @@
 ``record_run`` runs a checked, approved plan through ``runtime.Run`` and an HTTP client on
 127.0.0.1, exactly as ``planlang run`` does, and leaves the run folder it leaves: the budget cap
 is hit and raised while workers wait, one worker fails (its answer never matches the schema,
-after a repair turn), one passes on its repair, one needs a check-retry, and one question is
-asked twice, so its second answer comes from the ledger.
+after a repair turn), one passes on its repair, one needs a check-retry, one question is
+asked twice, so its second answer comes from the ledger, and one thunk of the plan's own fails.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ checks = parallel([lambda a=a: agent(f"check {a['answer']}", schema=S, model="sk
 phase("report")
 log(f"{len([a for a in answers if a])} answers, {len([c for c in checks if c])} checked")
 result = agent("summarise", model="lead")
+parallel([lambda d=d: 1 // d for d in [0]])  # the plan's own code fails in a thunk
 """
 
 CONFIG = """\

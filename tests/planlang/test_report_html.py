@@ -48,6 +48,9 @@ def test_the_timeline_holds_every_worker_wait_raise_and_retry(recorded):
     assert [p.name for p in tl.phases] == ["scan", "check", "report"]
     assert [p.line for p in tl.phases] == [3, 7, 13]  # the lines of phase(...) in PLAN
     assert tl.phases[0].waited > 0 and tl.phases[0].lost >= 0
+    assert [(e["index"], e["error"].split(":")[0]) for e in tl.thunk_failures] == [
+        (0, "ZeroDivisionError")
+    ]
     paid = sum(row["credits"] for row in tl.costs["phases"].values())
     assert round(paid, 9) == total["credits"]
 
