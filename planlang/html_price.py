@@ -68,6 +68,8 @@ def render_price(report: PriceReport, *, concurrency: int, latency: float) -> st
         f"{basis['max_agents']:g} &times; {basis['turns_per_worker']:g} turns &times; dearest "
         f"price {basis['dearest_price']:g}): what the plan could spend whatever the models "
         f"answer. Wall time: a call takes {latency:g} s, {concurrency} at a time.</p>"
+        f"<p>The rehearsals against the ceiling: {_bar(total['credits'], report.ceiling)} "
+        f"0 to {fmt(report.ceiling)} credits</p>"
     )
     if report.problems:
         items = "".join(
