@@ -172,15 +172,14 @@ def _timeline(tl: Timeline, lane_limit: int) -> str:
     rows: list[str] = []
     y = 22.0
     end = tl.end
-    by_phase: dict[str, list[Lane]] = {}
+    by_phase: dict[int, list[Lane]] = {}
     for lane in tl.lanes:
-        by_phase.setdefault(lane.phase, []).append(lane)
-    names = [p.name for p in tl.phases] + [n for n in by_phase if n not in
-                                           {p.name for p in tl.phases}]  # fmt: skip
-    lines = {p.name: p.line for p in tl.phases}
-    for name in names:
-        lanes = by_phase.get(name, [])
-        line = lines.get(name)
+        by_phase.setdefault(lane.phase_index, []).append(lane)
+    groups = [(i, p.name, p.line) for i, p in enumerate(tl.phases)]
+    if -1 in by_phase:  # workers of no phase the events name (refused before any phase)
+        groups.append((-1, "(none)", None))
+    for index, name, line in groups:
+        lanes = by_phase.get(index, [])
         head = f"phase {name} ({len(lanes)} worker{'s' if len(lanes) != 1 else ''})"
         link = f' <a href="#L{line}">line {line}</a>' if line else ""
         rows.append(

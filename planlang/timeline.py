@@ -44,6 +44,7 @@ class Lane:
     retries: list[dict[str, Any]] = field(default_factory=list)  # t, turn, why, problem
     error: str | None = None
     credits: float = 0.0
+    phase_index: int = -1  # which phase of Timeline.phases (a name may start several times)
 
 
 @dataclass
@@ -244,6 +245,7 @@ def build_timeline(
         record = records.get(lane.worker) or {}
         lane.role = lane.role or record.get("role") or record.get("model") or ""
         lane.phase = lane.phase or record.get("phase") or ""  # refused workers
+        lane.phase_index = _occurrence(phases, lane)
     _phase_stats(phases, ordered, concurrency)
     return Timeline(
         meta=meta, concurrency=concurrency, end=end, phases=phases, lanes=ordered,
@@ -255,14 +257,21 @@ def build_timeline(
     )  # fmt: skip
 
 
+def _occurrence(phases: list[PhaseStats], lane: Lane) -> int:
+    """The phase a worker asked to start in: the last start of its phase's name before it."""
+    named = [i for i, p in enumerate(phases) if p.name == lane.phase]
+    before = [i for i in named if phases[i].start <= lane.queued]
+    return before[-1] if before else named[0] if named else -1
+
+
 def _phase_stats(phases: list[PhaseStats], lanes: list[Lane], concurrency: int) -> None:
     """Worker time per phase and the barrier's cost (see docs/REPORT.md for the formulas)."""
-    by_phase: dict[str, list[Lane]] = defaultdict(list)
+    by_phase: dict[int, list[Lane]] = defaultdict(list)
     for lane in lanes:
         if lane.status != "refused":
-            by_phase[lane.phase].append(lane)
-    for stats in phases:
-        workers = by_phase.get(stats.name, [])
+            by_phase[lane.phase_index].append(lane)
+    for index, stats in enumerate(phases):
+        workers = by_phase.get(index, [])
         stats.workers = len(workers)
         if not workers:
             continue

@@ -293,3 +293,23 @@ def test_an_aggregate_lane_lists_its_workers_and_each_opens(recorded, tmp_path):
         assert (opened, address) == ("1", "#worker-1") and "question 0" in text
     finally:
         browser.close()
+
+
+def test_a_phase_started_twice_keeps_its_workers_apart():
+    from planlang.html_report import render_run
+    from planlang.timeline import build_timeline
+    from runtime import LLM, Ledger, Reply, Run
+
+    llm = LLM(Ledger(":memory:"), client=lambda model, messages, **kw: Reply("ok", credits=0.5))
+    run = Run("rounds", llm=llm, concurrency=2)
+
+    def plan(r):
+        for size in (2, 3):
+            r.phase("round")
+            r.parallel([lambda i=i, size=size: r.agent(f"{size} {i}") for i in range(size)])
+
+    run.run_sync(plan)
+    tl = build_timeline(run.events, {}, run.threads_json(), 'phase("round")\n')
+    assert [(p.name, p.workers, p.line) for p in tl.phases] == [("round", 2, 1), ("round", 3, 1)]
+    assert [lane.phase_index for lane in tl.lanes] == [0, 0, 1, 1, 1]
+    assert len(with_class(render_run(tl), "lane")) == 5
