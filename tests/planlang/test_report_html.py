@@ -88,7 +88,8 @@ def test_a_lane_opens_its_workers_whole_conversation(recorded, tmp_path):
 
 
 def test_the_page_paints_lanes_in_their_colours(recorded, tmp_path):
-    image = pytest.importorskip("PIL.Image")
+    from PIL import Image as image  # the test extra installs pillow
+
     _, _, page = recorded
     shot = tmp_path / "shot.png"
     browse(page, tmp_path, f"--screenshot={shot}", "--window-size=1300,900")
@@ -313,3 +314,25 @@ def test_a_phase_started_twice_keeps_its_workers_apart():
     assert [(p.name, p.workers, p.line) for p in tl.phases] == [("round", 2, 1), ("round", 3, 1)]
     assert [lane.phase_index for lane in tl.lanes] == [0, 0, 1, 1, 1]
     assert len(with_class(render_run(tl), "lane")) == 5
+
+
+HOSTILE = '</script><script>alert(1)</script><!-- <img src="http://127.0.0.1:9/x">'
+
+
+def test_text_from_a_run_cannot_close_the_data_block_or_add_markup():
+    from planlang.html_report import render_run
+    from planlang.timeline import build_timeline
+
+    events = [
+        {"seq": 1, "t": 0.0, "kind": "run_started", "concurrency": 1},
+        {"seq": 2, "t": 0.1, "kind": "worker_started", "worker": 1, "label": HOSTILE,
+         "role": HOSTILE, "phase": HOSTILE},
+        {"seq": 3, "t": 0.2, "kind": "worker_failed", "worker": 1, "error": HOSTILE},
+    ]  # fmt: skip
+    threads = [{"id": 1, "label": HOSTILE, "status": "failed", "error": HOSTILE,
+                "messages": [{"role": "user", "content": HOSTILE}], "replies": []}]  # fmt: skip
+    html = render_run(build_timeline(events, {"error": HOSTILE}, threads, HOSTILE))
+    assert html.count("</script>") == 2  # the data block's own end and the script's
+    assert "<script>alert" not in html and "<img" not in html
+    data = html.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert HOSTILE in json.loads(data)["strings"]
