@@ -20,7 +20,8 @@ from pathlib import Path
 
 import planlang
 from planlang.binding import run_words
-from planlang.price import price, rehearse
+from planlang.price import price
+from planlang.rehearse import rehearse
 from runtime import LLM, Budget, Ledger, Reply, Run, Settings
 
 SCHEMA = {

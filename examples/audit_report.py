@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planlang.cli_run import _gate, _save  # noqa: E402
+from planlang.commands import _gate, _save  # noqa: E402
 from planlang.html_report import render_run  # noqa: E402
 from planlang.project import load_project  # noqa: E402
 from planlang.standin import StandIn  # noqa: E402

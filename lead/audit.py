@@ -9,13 +9,14 @@ their own client.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lead.replan import AuditResult, plan_and_run
 from lead.scout import audited_root, scout
+from planlang.binding import HostProvider
 from planlang.gate import Gate, Policy
 from runtime import LLM, Budget, Client, Ledger, Role, Run, Settings
 
@@ -28,8 +29,6 @@ DEFAULT_ROLES: dict[str, dict[str, Any]] = {
     "scan": {"model": "scan", "price": 1.0},
     "skeptic": {"model": "skeptic", "price": 0.25},
 }
-
-HostProvider = Callable[[Run], Mapping[str, Any]]
 
 
 def settings_with_roles(settings: Settings | None = None, model: str | None = None) -> Settings:

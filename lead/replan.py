@@ -10,44 +10,19 @@ a lead that cannot adapt.
 
 from __future__ import annotations
 
-import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lead.write import BudgetSpent, LeadHistory, write_plan
-from planlang import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.gate import ApprovedPlan, Decision, Gate
-from runtime import LLM, Run, RunError
+from planlang.run import RunOutcome, start_run, wait_for
+from runtime import LLM
 
 __all__ = ["AuditResult", "RunOutcome", "failure_note", "findings_of", "plan_and_run", "run_plan"]
 
 _POLL = 0.05
-
-
-@dataclass
-class RunOutcome:
-    """What one run of one plan did."""
-
-    status: str  # completed, failed, cancelled
-    result: Any
-    error: str | None
-    accounting: dict[str, Any]
-    workers: list[dict[str, Any]]  # id, label, phase, role, status, error
-    wall_seconds: float
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "completed"
-
-    @property
-    def calls(self) -> int:
-        return int(self.accounting["total"]["calls"])
-
-    @property
-    def credits(self) -> float:
-        return float(self.accounting["total"]["credits"])
 
 
 def run_plan(
@@ -63,50 +38,8 @@ def run_plan(
     A worker that waits at the cap with no call in flight can never go on in a batch run (no
     one raises the cap), so the run is ended with a reason instead of hanging.
     """
-    run = Run(title, llm=llm, concurrency=concurrency, events_path=events_path)
-    started = time.perf_counter()
-    run.start(plan)
-    stuck = 0
-    error: BaseException | None = None
-    while True:
-        try:
-            result = run.wait(timeout=_POLL)
-            break
-        except TimeoutError:
-            stuck = stuck + 1 if _spent_out(llm) else 0
-            if stuck >= 3:
-                spent, _, cap = llm.budget.snapshot()
-                run.cancel(f"the budget is spent ({spent:g} of {cap:g} credits)")
-        except (PlanError, RunError) as exc:
-            error, result = exc, None
-            break
-    workers = [
-        {"id": r.id, "label": r.label, "phase": r.phase, "role": r.role, "status": r.status,
-         "error": r.error, "prompt": r.prompt[:60]}
-        for r in run.threads
-    ]  # fmt: skip
-    return RunOutcome(
-        status=run.status if error is None else ("cancelled" if run.status == "cancelled"
-                                                  else "failed"),
-        result=result,
-        error=None if error is None else _describe(error),
-        accounting=run.accounting.to_dict(),
-        workers=workers,
-        wall_seconds=time.perf_counter() - started,
-    )  # fmt: skip
-
-
-def _spent_out(llm: LLM) -> bool:
-    spent, reserved, cap = llm.budget.snapshot()
-    return llm.budget.paused > 0 and reserved == 0 and cap is not None
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, PlanLimitError):
-        return f"a limit stopped the plan ({error.kind}): {error}"
-    if isinstance(error, PlanRuntimeError):
-        return f"the plan's code failed ({error.error_type}): {error}"
-    return f"{type(error).__name__}: {error}"
+    run = start_run(plan, llm, title=title, concurrency=concurrency, events_path=events_path)
+    return wait_for(run, poll=_POLL, stop_when_spent=True)
 
 
 def findings_of(result: Any) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The host words a plan gets when it runs on a ``runtime.Run``.
+"""The host words a plan gets when it runs on a ``runtime.Run``, and its sandbox there.
 
 ``agent``, ``parallel``, ``stream``, ``phase`` and ``log`` are the run's own methods, seen
 through the sandbox (so their results come back as plain data). Each worker is also tagged with
@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from runtime import Run
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
+from runtime import Run, RunError
 
-__all__ = ["run_words", "WorkerOrigins"]
+__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_words"]
+
+# Builds the embedder's host words for one run (the audit kit's words call run.agent).
+HostProvider = Callable[[Run], Mapping[str, Any]]
 
 
 class WorkerOrigins:
@@ -84,3 +89,22 @@ def run_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], Work
         "log": run.log,
     }
     return words, origins
+
+
+def plan_sandbox(
+    run: Run,
+    words: Mapping[str, Any],
+    *,
+    host: HostProvider | Mapping[str, Any] | None,
+    inputs: Any,
+    limits: Limits | None,
+) -> Sandbox:
+    """The one sandbox set-up of a plan on a run, for a rehearsal and a real run alike: the
+    run's words, the embedder's host words for this run, the inputs, and the run's log."""
+    extra = host(run) if callable(host) else (host or {})
+    return Sandbox(
+        host={**words, **extra, "inputs": inputs if inputs is not None else {}},
+        limits=limits,
+        log=run.log,
+        passthrough=(RunError,),
+    )

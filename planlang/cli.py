@@ -9,50 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 
-from planlang.check import MAX_SOURCE_BYTES, Problem, check
-
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
-
-
-class PlanFileError(click.ClickException):
-    """A plan file could not be read; exit code 2."""
-
-    exit_code = EXIT_USAGE
-
-
-@dataclass(frozen=True)
-class PlanFile:
-    path: str
-    source: str
-
-
-def read_plan(path: str) -> PlanFile:
-    """Read one plan file or raise PlanFileError with a one-line reason."""
-    p = Path(path)
-    if not p.exists():
-        raise PlanFileError(f"{path}: no such file")
-    if p.is_dir():
-        raise PlanFileError(f"{path}: is a directory, not a plan file")
-    try:
-        size = p.stat().st_size
-        if size > MAX_SOURCE_BYTES:
-            raise PlanFileError(f"{path}: the file is {size:,} bytes, over the 1 MB limit")
-        data = p.read_bytes()
-    except OSError as error:
-        raise PlanFileError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise PlanFileError(
-            f"{path}: not UTF-8 text (byte {error.start} is {data[error.start]:#04x})"
-        ) from None
-    return PlanFile(path, source.removeprefix("\ufeff"))
+from planlang.check import check
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PlanFileError, read_plan
+from planlang.errors import Problem
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -100,6 +63,98 @@ def check_command(paths: tuple[str, ...], as_json: bool) -> None:
     sys.exit(EXIT_USAGE if errors else EXIT_REFUSED if problems else EXIT_OK)
 
 
+config_option = click.option(
+    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
+)
+output_option = click.option(
+    "-o", "--output", default=None, help="Write the HTML page here (default: standard output)."
+)
+
+# -- the commands past check: each imports its body (and with it the runtime) when it runs ----
+
+
+@cli.command("price")
+@click.argument("path")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
+              help="How many rehearsals, each with its own seed.")  # fmt: skip
+@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--html", "as_html", is_flag=True, help="Write the report as an HTML page.")
+@output_option
+@config_option
+def price_command(path: str, seeds: int, latency: float, as_json: bool, as_html: bool,
+                  output: str | None, config: str | None) -> None:  # fmt: skip
+    """Rehearse a plan against the free stand-in model and print its price."""
+    from planlang import commands
+
+    commands.price_command(path, seeds, latency, as_json, as_html, output, config)
+
+
+@cli.command("approve")
+@click.argument("plan_id", type=int)
+@click.option("--by", default="a person", help="Who approves (kept with the approval).")
+@config_option
+def approve_command(plan_id: int, by: str, config: str | None) -> None:
+    """Approve a held plan by its ID."""
+    from planlang import commands
+
+    commands.approve_command(plan_id, by, config)
+
+
+@cli.command("held")
+@config_option
+def held_command(config: str | None) -> None:
+    """List plans the gate holds for a person."""
+    from planlang import commands
+
+    commands.held_command(config)
+
+
+@cli.command("run")
+@click.argument("path")
+@click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
+@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@config_option
+def run_command(path: str, replay: bool, budget: float | None, config: str | None) -> None:
+    """Run an approved plan (submitting it to the gate first if it is new)."""
+    from planlang import commands
+
+    commands.run_command(path, replay, budget, config)
+
+
+@cli.command("runs")
+@config_option
+def runs_command(config: str | None) -> None:
+    """List past runs, newest last."""
+    from planlang import commands
+
+    commands.runs_command(config)
+
+
+@cli.command("show")
+@click.argument("run_id")
+@click.option("--html", "as_html", is_flag=True, help="Draw the run as an HTML page instead.")
+@output_option
+@config_option
+def show_command(run_id: str, as_html: bool, output: str | None, config: str | None) -> None:
+    """Print a run's phases, workers and costs."""
+    from planlang import commands
+
+    commands.show_command(run_id, as_html, output, config)
+
+
+@cli.command("report")
+@click.argument("run")
+@output_option
+@config_option
+def report_command(run: str, output: str | None, config: str | None) -> None:
+    """Draw a run as one self-contained HTML page: timeline, budget, phases, costs, failures."""
+    from planlang import cli_report
+
+    cli_report.report_command(run, output, config)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
     try:
@@ -115,7 +170,3 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as done:
         return int(done.code or 0) if isinstance(done.code, int | None) else EXIT_USAGE
     return EXIT_OK
-
-
-# The commands past ``check`` live in their own module; importing it registers them.
-from planlang import cli_run as _cli_run  # noqa: E402,F401

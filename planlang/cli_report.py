@@ -12,13 +12,14 @@ from pathlib import Path
 
 import click
 
-from planlang.cli import PlanFileError, cli
+from planlang.cli_support import PlanFileError
 from planlang.html_price import render_price
 from planlang.html_report import render_run
 from planlang.price import PriceReport
+from planlang.project import ProjectError, load_project
 from planlang.timeline import TimelineError, load_timeline
 
-__all__ = ["price_html", "run_folder", "run_html"]
+__all__ = ["price_html", "report_command", "run_folder", "run_html"]
 
 
 def run_folder(run: str, state_dir: Path) -> Path:
@@ -58,21 +59,13 @@ def price_html(
     write_page(render_price(report, concurrency=concurrency, latency=latency), output)
 
 
-output_option = click.option(
-    "-o", "--output", default=None, help="Write the HTML page here (default: standard output)."
-)
-
-
-@cli.command("report")
-@click.argument("run")
-@output_option
-@click.option(
-    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
-)
 def report_command(run: str, output: str | None, config: str | None) -> None:
-    """Draw a run as one self-contained HTML page: timeline, budget, phases, costs, failures."""
-    from planlang.cli_run import _project  # the project reader lives with the run commands
-
-    # a run folder's path needs no project: a run someone sent you draws the same page
-    state = Path(".") if (Path(run) / "events.jsonl").exists() else _project(config).state_dir
+    """The body of ``planlang report``: a run folder's path needs no project."""
+    if (Path(run) / "events.jsonl").exists():
+        state = Path(".")
+    else:
+        try:
+            state = load_project(config).state_dir
+        except ProjectError as error:
+            raise PlanFileError(str(error)) from None
     run_html(run_folder(run, state), output)

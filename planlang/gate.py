@@ -26,11 +26,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from planlang.binding import HostProvider, plan_sandbox, run_words
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
 from planlang.errors import PlanRefused, TamperedPlan
-from planlang.price import HostProvider, PriceReport, price
+from planlang.price import PriceReport, price
+from planlang.sandbox.limits import Limits
+from runtime import Run
 
-__all__ = ["ApprovedPlan", "Decision", "Gate", "Policy", "TamperedPlan"]
+__all__ = ["RUN_LIMITS", "ApprovedPlan", "Decision", "Gate", "Policy", "TamperedPlan", "execute"]
+
+# A real run waits on real models: the wall-time limit is the run's, not a rehearsal's.
+RUN_LIMITS = Limits(seconds=24 * 3600)
 
 
 class Policy(BaseModel):
@@ -117,11 +123,25 @@ class ApprovedPlan:
         if self.policy_sha256 != self.gate.policy.sha256():
             raise TamperedPlan("it was approved under another policy")
 
-    def __call__(self, run: Any) -> Any:
+    def __call__(self, run: Run) -> Any:
         """Run on ``run`` (a ``runtime.Run``): the runtime sees a plain callable."""
-        from planlang.execute import execute
-
         return execute(self, run)
+
+
+def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> Any:
+    """Verify ``plan`` and run it on ``run``; returns the plan's ``result``.
+
+    The runtime takes plans as callables and never imports planlang; an ``ApprovedPlan`` is such
+    a callable, and it verifies its seal before a single line runs. Source strings and bare code
+    objects are not callables, so they cannot be run at all.
+    """
+    if not isinstance(plan, ApprovedPlan):
+        raise TamperedPlan(f"a {type(plan).__name__} is not an approved plan")
+    plan.verify()
+    gate = plan.gate
+    words, _origins = run_words(run, plan.filename)
+    box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS)
+    return box.run(plan.check_result)
 
 
 @dataclass(frozen=True)

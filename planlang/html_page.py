@@ -98,7 +98,8 @@ if(head==='assistant'){var r=c.replies[turn++]||{};head+=' (turn '+turn+', '+
 (r.cached?'from the ledger':'paid '+(r.billed||0))+', '+(r.seconds||0).toFixed(2)+' s)'}
 d.appendChild(el('b',null,head));d.appendChild(el('pre',null,t(m[1])));nodes.push(d)});
 if(c.truncated)nodes.push(el('p','note',c.truncated));open(nodes)}
-function group(ids){var nodes=[el('h2',null,ids.length+' workers')];
+function group(ids){panel.removeAttribute('data-open');
+var nodes=[el('h2',null,ids.length+' workers')];
 ids.forEach(function(id){var a=el('a',null,'worker '+id);a.href='#worker-'+id;
 nodes.push(a);nodes.push(el('br'))});open(nodes)}
 function fromHash(){var m=/^#worker-(\\d+)$/.exec(location.hash);if(m)worker(m[1])}

@@ -1,34 +1,31 @@
-"""Rehearse a plan against the stand-in model and price it.
+"""The price of a plan: its rehearsals (``planlang.rehearse``) summed up per phase and role.
 
-A rehearsal is a real run of the checked plan on ``runtime.Run``, with no ledger, no client and
-the free stand-in answering every call: nothing is stored and nothing is sent. It counts calls
-and what they would cost per phase and per role. Several rehearsals with different seeds show
-the spread (min / median / max); the hard ceiling (``max_agents`` x turns per worker x the
-dearest price) bounds what the plan could spend whatever the models answer, so an approval
-never rests on samples alone.
+Several rehearsals with different seeds show the spread (min / median / max); the hard ceiling
+(``max_agents`` x turns per worker x the dearest price) bounds what the plan could spend whatever
+the models answer, so an approval never rests on samples alone.
+
+This module is light to import (``planlang.price`` is part of the top-level API, and
+``planlang check`` must not load the runtime): the rehearsals, and with them the runtime, are
+imported when a plan is priced.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planlang.binding import run_words
 from planlang.check import CheckResult, check
-from planlang.clock import VirtualClock
-from planlang.errors import PlanLimitError, PlanRefused, PlanRuntimeError
-from planlang.sandbox.deep_stack import deep_settings
-from planlang.sandbox.inprocess import Sandbox
+from planlang.errors import PlanRefused
 from planlang.sandbox.limits import Limits
-from planlang.standin import StandIn
-from runtime import LLM, Budget, Run, RunError, Settings
 
-__all__ = ["HostProvider", "PriceReport", "Problem", "Spread", "price", "rehearse"]
+if TYPE_CHECKING:
+    from planlang.binding import HostProvider
+    from planlang.rehearse import Rehearsal
+    from runtime import Settings
 
-# Builds the embedder's host words for one run (the audit kit's words call run.agent).
-HostProvider = Callable[[Run], Mapping[str, Any]]
+__all__ = ["PriceProblem", "PriceReport", "Spread", "price"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +43,7 @@ class Spread:
 
 
 @dataclass(frozen=True)
-class Problem:
+class PriceProblem:
     """Something a rehearsal met: a crash, a limit, a failing worker, a runaway."""
 
     kind: str  # crash, limit, worker, runaway, run
@@ -58,18 +55,6 @@ class Problem:
         where = f"{filename}:{self.line}" if self.line else filename
         seeds = ",".join(map(str, self.seeds))
         return f"{where}: {self.kind}: {self.message} (seeds {seeds})"
-
-
-@dataclass
-class Rehearsal:
-    """What one rehearsal with one seed did."""
-
-    seed: int
-    accounting: dict[str, Any]
-    workers: int
-    wall_seconds: float
-    problems: list[tuple[str, str, int | None]] = field(default_factory=list)
-    result: Any = None
 
 
 @dataclass
@@ -85,7 +70,7 @@ class PriceReport:
     ceiling: float
     ceiling_basis: dict[str, float]
     wall_seconds: Spread
-    problems: list[Problem]
+    problems: list[PriceProblem]
     rehearsals: list[Rehearsal] = field(repr=False, default_factory=list)
 
     @property
@@ -97,59 +82,6 @@ class PriceReport:
         data.pop("rehearsals")
         data["ok"] = self.ok
         return data
-
-
-def rehearse(
-    checked: CheckResult,
-    *,
-    seed: int,
-    settings: Settings,
-    host: HostProvider | Mapping[str, Any] | None = None,
-    inputs: Any = None,
-    limits: Limits | None = None,
-    latency: float = 2.0,
-) -> Rehearsal:
-    """Run the checked plan once against the stand-in seeded with ``seed``."""
-    clock = VirtualClock(latency, settings.concurrency)
-    llm = LLM(ledger=None, client=None, budget=Budget(None),
-              standin=StandIn(seed, on_call=clock.tick), settings=settings)  # fmt: skip
-    steps = (limits or Limits()).steps
-    run = Run(f"rehearsal seed {seed}", llm=llm, settings=deep_settings(settings, steps))
-    words, origins = run_words(run, checked.filename)
-    fan_out, streamed = words["parallel"], words["stream"]
-    words["parallel"] = lambda thunks: clock.parallel(fan_out, thunks, run.in_worker())
-    words["stream"] = lambda thunks, then=None: clock.stream(
-        lambda timed: streamed(timed, then), thunks, run.in_worker()
-    )
-    extra = host(run) if callable(host) else (host or {})
-    box = Sandbox(
-        host={**words, **extra, "inputs": inputs if inputs is not None else {}},
-        limits=limits,
-        log=run.log,
-        passthrough=(RunError,),
-    )
-    problems: list[tuple[str, str, int | None]] = []
-    result = None
-
-    def plan(_run: Run) -> Any:
-        return box.run(checked)
-
-    try:
-        result = run.run_sync(plan)
-    except PlanLimitError as error:
-        problems.append(("limit", f"{error.kind}: {error.message}", error.line))
-    except PlanRuntimeError as error:
-        problems.append(("crash", error.message, error.line))
-    except RunError as error:
-        problems.append(("run", f"{type(error).__name__}: {error}", None))
-    for record in run.threads:
-        line = origins.lines.get(record.label or "")
-        if record.status == "failed":
-            problems.append(("worker", record.error or "the worker failed", line))
-        elif record.status == "refused":
-            problems.append(("runaway", record.error or "worker refused", line))
-    wall = clock.total()
-    return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result)
 
 
 def price(
@@ -168,6 +100,9 @@ def price(
     Raises ``PlanRefused`` when the check says no; everything met while rehearsing is in the
     report's ``problems``, with the plan's line.
     """
+    from planlang.rehearse import rehearse
+    from runtime import Settings
+
     checked = check(source, filename) if isinstance(source, str) else source
     if not checked.ok:
         raise PlanRefused(checked.problems, filename=checked.filename)
@@ -222,12 +157,12 @@ def _spreads(rehearsals: Sequence[Rehearsal], key: str) -> dict[str, dict[str, S
     }
 
 
-def _merge_problems(rehearsals: Sequence[Rehearsal]) -> list[Problem]:
+def _merge_problems(rehearsals: Sequence[Rehearsal]) -> list[PriceProblem]:
     seen: dict[tuple[str, str, int | None], list[int]] = {}
     for rehearsal in rehearsals:
         for problem in rehearsal.problems:
             seen.setdefault(problem, []).append(rehearsal.seed)
     return [
-        Problem(kind, message, line, tuple(dict.fromkeys(seeds)))
+        PriceProblem(kind, message, line, tuple(dict.fromkeys(seeds)))
         for (kind, message, line), seeds in seen.items()
     ]

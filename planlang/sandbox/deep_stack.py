@@ -30,7 +30,7 @@ MIN_STACK = 64 * 2**20
 MAX_STACK = 2**30
 _STRAIGHT_LINE_LIMIT = 4096  # bytes of bytecode a loop-free plan may have and still run inline
 
-_LOCK = threading.Lock()  # threading.stack_size is process-wide: set, start, restore
+_LOCK = threading.Lock()  # guards the pool of idle deep threads
 _decisions: weakref.WeakKeyDictionary[types.CodeType, bool] = weakref.WeakKeyDictionary()
 _BACKWARD = {op for name, op in dis.opmap.items() if "BACKWARD" in name}
 
@@ -67,14 +67,15 @@ class _DeepThread:
     a thread costs far more than handing it work, and plans are run again and again."""
 
     def __init__(self, stack: int):
+        # threading.stack_size is process-wide: the runtime's one lock guards every change of
+        # it, so a run's worker thread and this one never start at each other's size (imported
+        # here, not above: checking a plan never starts a thread, and never loads the runtime).
+        from runtime.stacks import thread_stack
+
         self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        with _LOCK:
-            previous = threading.stack_size(stack)
-            try:
-                thread = threading.Thread(target=self._serve, name="planlang-plan", daemon=True)
-                thread.start()
-            finally:
-                threading.stack_size(previous)
+        with thread_stack(stack // 2**20):
+            thread = threading.Thread(target=self._serve, name="planlang-plan", daemon=True)
+            thread.start()
 
     def _serve(self) -> None:
         while True:

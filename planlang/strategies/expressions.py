@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -86,8 +86,12 @@ class Expressions:
         draw: Callable[[st.SearchStrategy[Any]], Any],
         max_depth: int,
         exclude: frozenset[str] = frozenset(),
+        makers: Mapping[str, Sequence[Callable[..., str | None]]] | None = None,
     ):
         self.draw = draw
+        # kind -> the makers of an expression of that kind (planlang.strategies.makers builds
+        # on this class, so the table is handed in instead of imported: no import cycle)
+        self.makers = makers or {}
         self.max_depth = max_depth
         self.exclude = exclude  # language features (EXCLUDABLE_FEATURES) not to generate
         self._counter = 0
@@ -227,9 +231,7 @@ class Expressions:
     # -- makers, per wanted type ---------------------------------------------------------
 
     def _makers(self, kind: Type) -> list[Callable[..., str | None]]:
-        from planlang.strategies.makers import MAKERS  # makers build on this module
-
-        return MAKERS.get(kind[0], [])
+        return list(self.makers.get(kind[0], ()))
 
     def iterable(self, scope: Scope, depth: int) -> tuple[str, Type]:
         """A list to walk, with its element type; prefers lists the plan already has."""

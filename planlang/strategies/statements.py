@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from planlang.strategies.expressions import SORTABLE, Expressions, Scope, is_data
 from planlang.strategies.fake import schema_value
 from planlang.strategies.hostcalls import HostCalls
+from planlang.strategies.makers import MAKERS
 from planlang.strategies.spec import BOOL, FLOAT, INT, NONE, STR, HostWordSpec, Type
 
 __all__ = ["PlanWriter"]
@@ -43,7 +44,7 @@ class PlanWriter(Expressions, HostCalls):
         max_expression_depth: int,
         exclude: frozenset[str] = frozenset(),
     ):
-        Expressions.__init__(self, draw, max_expression_depth, exclude)
+        Expressions.__init__(self, draw, max_expression_depth, exclude, MAKERS)
         self.words = dict(words)
         self.values = dict(values)
         self.budget = max_statements

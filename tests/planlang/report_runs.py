@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from planlang.cli_run import _gate, _save
+from planlang.commands import _gate, _save
 from planlang.project import load_project
 from runtime import LLM, Budget, Ledger, Reply, Run, http_client
 from runtime.testing import FakeOpenAI

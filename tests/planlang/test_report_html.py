@@ -4,6 +4,7 @@ in headless Chromium with the network off: one lane per worker, the run's totals
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -248,9 +249,14 @@ PANEL = """(function(){var p=document.getElementById('panel');
 return [p.className, p.getAttribute('data-open'), location.hash, p.innerText]})()"""
 
 
-def click(browser, selector):
+def click(browser, selector, until="true"):
+    """Click the middle of ``selector``; once ``until`` holds (a hash change is a task of its
+    own, run after the click's), read the panel back."""
     x, y = browser.evaluate(CENTRE % json.dumps(selector))
     browser.click(x, y)
+    deadline = time.monotonic() + 30  # a hang guard only
+    while not browser.evaluate(until) and time.monotonic() < deadline:
+        time.sleep(0.01)
     return browser.evaluate(PANEL)
 
 
@@ -263,10 +269,17 @@ def test_a_mouse_click_on_a_lane_opens_the_conversation_and_close_closes_it(reco
     browser = Browser(tmp_path)
     try:
         browser.open(page)
-        state, opened, address, text = click(browser, f'.lane[data-worker="{failed["id"]}"] rect')
+        opened_it = (
+            f"document.getElementById('panel').getAttribute('data-open') === '{failed['id']}'"
+        )
+        state, opened, address, text = click(
+            browser, f'.lane[data-worker="{failed["id"]}"] rect', until=opened_it
+        )
         assert (state, opened, address) == ("open", str(failed["id"]), f"#worker-{failed['id']}")
         assert "question 3" in text and failed["error"] in text
-        state, *_ = click(browser, "#panel .close")
+        state, *_ = click(
+            browser, "#panel .close", until="!document.getElementById('panel').className"
+        )
         assert state == ""
         assert [url for url in browser.requests() if url != page.resolve().as_uri()] == []
     finally:
@@ -286,11 +299,15 @@ def test_an_aggregate_lane_lists_its_workers_and_each_opens(recorded, tmp_path):
         browser.open(page)
         assert browser.evaluate("document.querySelectorAll('.lane').length") == 0
         size = browser.evaluate("document.querySelector('.agg').getAttribute('data-workers')")
-        state, _, _, text = click(browser, ".agg")
+        state, _, _, text = click(
+            browser, ".agg", until="document.getElementById('panel').className"
+        )
         assert int(size) > 1 and state == "open"
         assert text.splitlines()[1:] == [f"{size} workers"] + [f"worker {i}" for i in
                                                                range(1, int(size) + 1)]  # fmt: skip
-        _, opened, address, text = click(browser, "#panel a")
+        _, opened, address, text = click(
+            browser, "#panel a", until="document.getElementById('panel').getAttribute('data-open')"
+        )
         assert (opened, address) == ("1", "#worker-1") and "question 0" in text
     finally:
         browser.close()

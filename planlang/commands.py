@@ -1,4 +1,7 @@
-"""``planlang price | run | approve | held | runs | show``: the commands past ``check``.
+"""The bodies of ``planlang price | run | approve | held | runs | show``, past ``check``.
+
+``planlang.cli`` declares each command (arguments, options, help) and imports this module inside
+the command, so ``planlang check`` never loads the runtime, rich or pydantic.
 
 All of them read the project's ``planlang.toml`` (see ``planlang.project``) and keep their state
 in its state folder: the gate's store, the answer ledger and one folder per run.
@@ -16,22 +19,15 @@ import click
 from rich.console import Console
 from rich.live import Live
 
-from planlang.cli import EXIT_OK, EXIT_REFUSED, PlanFileError, cli, read_plan
-from planlang.cli_report import output_option, price_html, run_html
+from planlang.cli_report import price_html, run_html
+from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, PlanFileError, read_plan
 from planlang.errors import PlanError, PlanRefused
-from planlang.execute import RUN_LIMITS
 from planlang.gate import Gate, TamperedPlan
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
-from planlang.sandbox.deep_stack import deep_settings
-from runtime import LLM, Budget, Ledger, Run, RunError, http_client
-
-EXIT_INTERRUPTED = 130
-
-config_option = click.option(
-    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
-)
+from planlang.run import endpoint_client, front_door, start_run
+from runtime import LLM, Run, RunError
 
 
 def _project(config: str | None) -> Project:
@@ -66,16 +62,6 @@ def _refused(error: PlanRefused, as_json: bool) -> None:
 # -- price -----------------------------------------------------------------------------------
 
 
-@cli.command("price")
-@click.argument("path")
-@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
-              help="How many rehearsals, each with its own seed.")  # fmt: skip
-@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
-              help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--html", "as_html", is_flag=True, help="Write the report as an HTML page.")
-@output_option
-@config_option
 def price_command(path: str, seeds: int, latency: float, as_json: bool, as_html: bool,
                   output: str | None, config: str | None) -> None:  # fmt: skip
     """Rehearse a plan against the free stand-in model and print its price."""
@@ -113,10 +99,6 @@ def _undefined_names(problems: Any) -> bool:
 # -- approve / held --------------------------------------------------------------------------
 
 
-@cli.command("approve")
-@click.argument("plan_id", type=int)
-@click.option("--by", default="a person", help="Who approves (kept with the approval).")
-@config_option
 def approve_command(plan_id: int, by: str, config: str | None) -> None:
     """Approve a held plan by its ID."""
     gate = _gate(_project(config))
@@ -132,8 +114,6 @@ def approve_command(plan_id: int, by: str, config: str | None) -> None:
     )
 
 
-@cli.command("held")
-@config_option
 def held_command(config: str | None) -> None:
     """List plans the gate holds for a person."""
     held = _gate(_project(config)).held()
@@ -147,11 +127,6 @@ def held_command(config: str | None) -> None:
 # -- run -------------------------------------------------------------------------------------
 
 
-@cli.command("run")
-@click.argument("path")
-@click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
-@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
-@config_option
 def run_command(path: str, replay: bool, budget: float | None, config: str | None) -> None:
     """Run an approved plan (submitting it to the gate first if it is new)."""
     plan = read_plan(path)
@@ -174,33 +149,30 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
         _refused(error, False)
     assert approved is not None
     settings = project.settings
-    if replay:
-        client = None
-    else:
+    client = None
+    if not replay:
         try:
-            key = settings.api_key.get_secret_value() if settings.api_key else None
-            client = http_client(settings.base_url, key, timeout=settings.timeout,
-                                 retries=settings.retries)  # fmt: skip
+            client = endpoint_client(settings)
         except ValueError as error:
             raise PlanFileError(str(error)) from None
     run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + approved.sha256[:8]
     folder = project.state_dir / "runs" / run_id
-    ledger = Ledger(project.state_dir / "answers.db")
-    llm = LLM(ledger, client=client, budget=Budget(budget if budget is not None else settings.cap),
-              mode="replay" if replay else "collect", settings=settings)  # fmt: skip
-    run = Run(path, llm=llm, settings=deep_settings(settings, RUN_LIMITS.steps),
-              events_path=folder / "events.jsonl")  # fmt: skip
+    llm = front_door(settings, project.state_dir / "answers.db", client=client, replay=replay,
+                     budget=budget)  # fmt: skip
+    ledger = llm.ledger
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for planlang report
-    code = _watch(run, approved, folder, path, "replay" if replay else "collect")
-    ledger.close()
+    code = _watch(llm, approved, folder, path, "replay" if replay else "collect")
+    if ledger is not None:
+        ledger.close()
     if client is not None:
         client.close()
     sys.exit(code)
 
 
-def _watch(run: Run, approved: Any, folder: Path, path: str, mode: str) -> int:
+def _watch(llm: LLM, approved: Any, folder: Path, path: str, mode: str) -> int:
     console = Console(stderr=True)
-    run.start(approved)
+    run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl")
     outcome: Any = None
     code = EXIT_OK
     try:
@@ -258,8 +230,6 @@ def _save(run: Run, folder: Path, path: str, mode: str, result: Any) -> None:
 # -- runs / show -----------------------------------------------------------------------------
 
 
-@cli.command("runs")
-@config_option
 def runs_command(config: str | None) -> None:
     """List past runs, newest last."""
     folder = _project(config).state_dir / "runs"
@@ -273,11 +243,6 @@ def runs_command(config: str | None) -> None:
                    f"{total['calls']} calls  {total['credits']:.4g} credits")  # fmt: skip
 
 
-@cli.command("show")
-@click.argument("run_id")
-@click.option("--html", "as_html", is_flag=True, help="Draw the run as an HTML page instead.")
-@output_option
-@config_option
 def show_command(run_id: str, as_html: bool, output: str | None, config: str | None) -> None:
     """Print a run's phases, workers and costs."""
     folder = _project(config).state_dir / "runs" / run_id
