@@ -13,13 +13,19 @@ from collections import defaultdict
 
 from planlang.timeline import Lane
 
-__all__ = ["bins_of"]
+__all__ = ["bins_of", "shares"]
 
 
-def bins_of(lanes: list[Lane], end: float, bins: int) -> list[list[tuple[str, float]]]:
-    """For an aggregate lane: per time bin, the dominant state and how busy the bin was."""
+def shares(lanes: list[Lane], end: float, bins: int) -> dict[str, list[float]]:
+    """Seconds each state held the lanes in each of ``bins`` equal bins of ``[0, end]``.
+
+    A span's partial first and last bins get their overlap; the whole bins between them go
+    through a difference array (one add at each end), so a long span costs two steps, not one
+    per bin it covers.
+    """
     width = end / bins if end > 0 else 1.0
-    share: list[dict[str, float]] = [defaultdict(float) for _ in range(bins)]
+    share: dict[str, list[float]] = defaultdict(lambda: [0.0] * bins)
+    whole: dict[str, list[float]] = defaultdict(lambda: [0.0] * (bins + 1))
     for lane in lanes:
         final = lane.status if lane.status != "running" else "done"
         spans = [("queued", lane.queued, lane.start)]
@@ -28,13 +34,34 @@ def bins_of(lanes: list[Lane], end: float, bins: int) -> list[list[tuple[str, fl
         for state, a, b in spans:
             if b <= a:
                 continue
-            first, last = int(a / width), min(bins - 1, int(math.ceil(b / width)) - 1)
-            for i in range(max(0, first), last + 1):
-                overlap = min(b, (i + 1) * width) - max(a, i * width)
-                if overlap > 0:
-                    share[i][state] += overlap
+            first = max(0, min(bins - 1, int(a / width)))
+            last = max(0, min(bins - 1, int(math.ceil(b / width)) - 1))
+            cells = share[state]
+            if first == last:
+                cells[first] += b - a
+                continue
+            cells[first] += (first + 1) * width - a
+            cells[last] += b - last * width
+            if last > first + 1:
+                marks = whole[state]
+                marks[first + 1] += width
+                marks[last] -= width
+    for state, marks in whole.items():
+        running, cells = 0.0, share[state]
+        for i in range(bins):
+            running += marks[i]
+            cells[i] += running
+    return dict(share)
+
+
+def bins_of(lanes: list[Lane], end: float, bins: int) -> list[list[tuple[str, float]]]:
+    """For an aggregate lane: per time bin, the dominant state and how busy the bin was."""
+    width = end / bins if end > 0 else 1.0
+    share = shares(lanes, end, bins)
     out: list[list[tuple[str, float]]] = []
-    for cell in share:
+    capacity = width * max(len(lanes), 1)
+    for i in range(bins):
+        cell = {state: cells[i] for state, cells in share.items() if cells[i] > 1e-12}
         if not cell:
             out.append([])
             continue
@@ -42,5 +69,5 @@ def bins_of(lanes: list[Lane], end: float, bins: int) -> list[list[tuple[str, fl
             state = "waiting"
         else:
             state = max(cell, key=lambda s: cell[s])
-        out.append([(state, min(1.0, sum(cell.values()) / (width * max(len(lanes), 1))))])
+        out.append([(state, min(1.0, sum(cell.values()) / capacity))])
     return out
