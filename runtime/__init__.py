@@ -11,17 +11,18 @@ Stands on its own (it imports nothing from planlang)::
 See docs/RUNTIME.md.
 """
 
+from .accounting import Accounting, Tally
 from .budget import Budget, Reservation
 from .errors import CacheMiss, ClientError, RunCancelled, RunError, SpendRefused, WorkerFailed
-from .events import Accounting, EventLog, Tally
+from .events import EventLog
 from .http import HTTPClient, http_client
 from .ledger import Ledger, fingerprint
 from .llm import LLM, Client
+from .records import WorkerRecord
 from .reply import Reply
 from .run import Run
 from .settings import Role, Settings
 from .stream import Stream
-from .threads import WorkerRecord
 
 __all__ = [
     "LLM",

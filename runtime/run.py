@@ -21,16 +21,17 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .accounting import Accounting
+from .budget import Budget
 from .errors import RunCancelled, RunError, WorkerFailed
-from .events import Accounting, EventLog
+from .events import EventLog
 from .fanout import FanOut, Thunk
 from .llm import LLM
+from .records import WorkerRecord
 from .reply import Reply
 from .settings import Settings
 from .stacks import thread_stack
-from .status import statusline
 from .stream import Stream
-from .threads import WorkerRecord
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
@@ -395,3 +396,20 @@ class Run:
     def threads_json(self) -> list[dict[str, Any]]:
         with self._lock:
             return [record.to_dict() for record in self.threads]
+
+
+def statusline(title: str, status: str, phase: str, counts: dict[str, int], budget: Budget) -> str:
+    """The run's one-line status, for live displays (``planlang run`` redraws it)."""
+    spent, _, cap = budget.snapshot()
+    money = f"credits {spent:.4g}" + ("" if cap is None else f"/{cap:.4g}")
+    line = (
+        f"{title} · {status} · phase {phase} · workers "
+        f"{counts['running']} running, {counts['done']} done, {counts['failed']} failed"
+    )
+    if counts["refused"]:
+        line += f", {counts['refused']} refused"
+    line += f" · {money}"
+    waiting = budget.paused
+    if waiting:
+        line += f" · PAUSED at the budget ({waiting} waiting; raise the cap to go on)"
+    return line

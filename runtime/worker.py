@@ -21,8 +21,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .errors import ClientError, WorkerFailed
+from .records import WorkerRecord
 from .reply import Reply, parse_json_text
-from .threads import WorkerRecord
 
 Chat = Callable[[list[dict[str, Any]]], Reply]
 Check = Callable[[Any], "str | None"]
