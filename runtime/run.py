@@ -32,13 +32,13 @@ from .reply import Reply
 from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
+from .waits import BudgetWait, Watcher, take_slot, watch_budget
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
 _monotonic_ns = time.monotonic_ns
-_QUEUED_NS = 1_000_000  # a worker that queued for less (1 ms) gets no worker_running event
 
 
 class Run:
@@ -87,6 +87,7 @@ class Run:
                               closed=lambda: self._closed, cancelled=self._cancelled_error,
                               failed=self._thunk_failed)  # fmt: skip
         self._thread: threading.Thread | None = None
+        self._budget_watch: Watcher = lambda old, new: None  # set by start()
 
     def __repr__(self) -> str:
         return f"Run({self.title!r}, status={self._status!r}, workers={len(self.threads)})"
@@ -123,9 +124,7 @@ class Run:
             self._status = "running"
         self.log_events.emit("run_started", title=self.title, concurrency=self.concurrency,
                              max_agents=self.max_agents, mode=self.llm.mode)  # fmt: skip
-        spent, reserved, cap = self.llm.budget.snapshot()
-        self.log_events.emit("budget", spent=spent, reserved=reserved, cap=cap)
-        self.llm.budget.watch(self._cap_raised)
+        self._budget_watch = watch_budget(self.llm.budget, self.log_events.emit)
         self._thread = threading.Thread(target=self._main, args=(plan,), name=f"run:{self.title}")
         self._thread.daemon = True
         with thread_stack(self.settings.thread_stack_mb):
@@ -138,7 +137,7 @@ class Run:
             self.error = exc
         finally:
             self.fan_out.shutdown(wait=True)
-            self.llm.budget.unwatch(self._cap_raised)
+            self.llm.budget.unwatch(self._budget_watch)
             if self._fatal is not None:
                 self.error = self._fatal
             elif self._cancelled.is_set() and not isinstance(self.error, RunCancelled):
@@ -154,10 +153,6 @@ class Run:
                                  accounting=self.accounting.to_dict())  # fmt: skip
             self.log_events.close()
             self._done.set()
-
-    def _cap_raised(self, old: float | None, new: float | None) -> None:
-        spent, reserved, _ = self.llm.budget.snapshot()
-        self.log_events.emit("cap_raised", old_cap=old, cap=new, spent=spent, reserved=reserved)
 
     def wait(self, timeout: float | None = None) -> Any:
         """Wait for the plan; return its result, or raise what ended the run.
@@ -248,12 +243,7 @@ class Run:
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
-        try:  # at most `concurrency` agents talk at once
-            self._slots.get_nowait()
-            queued = _monotonic_ns() - queued_ns > _QUEUED_NS
-        except queue.Empty:
-            self._slots.get()
-            queued = True
+        queued = take_slot(self._slots, queued_ns)  # at most `concurrency` agents talk at once
         try:
             if queued:  # else it started at once: its worker_started says when
                 self.log_events.emit("worker_running", worker=record.id,
@@ -318,16 +308,8 @@ class Run:
     def _chat_for(
         self, record: WorkerRecord, role: str | None, sample: int, params: dict[str, Any]
     ) -> Callable[[list[dict[str, Any]]], Reply]:
-        waits: list[int] = []
-
-        def on_wait() -> None:
-            waits.append(_monotonic_ns())
-            self.log_events.emit("paused", worker=record.id, reason="budget cap")
-
-        def on_resume() -> None:
-            now = _monotonic_ns()
-            began = waits.pop() if waits else now
-            self.log_events.emit("resumed", worker=record.id, waited=(now - began) // 1000 / 1e6)
+        waits = BudgetWait(self.log_events.emit, record.id)
+        on_wait, on_resume = waits.on_wait, waits.on_resume
 
         # looked up once per worker, not once per call
         ask, stop, record_call = self.llm.chat, self._cancelled.is_set, self.accounting.record
