@@ -2,7 +2,7 @@
 
 Real models are slow and cost money, and the evaluation must run in CI; so ``python -m bench
 eval --model simulated`` answers every call with this client. It recognises the kit's calls by
-the markers of the kit's contract (notes/KIT_API.md) and is deterministic: each answer is
+the markers of the kit's contract (docs/KIT.md) and is deterministic: each answer is
 seeded by the question itself and by its sample number, which ``SampleTellingLLM`` hands it
 (the runtime's client interface carries only model, messages and params). Seeding by the order
 of asking instead would let thread timing decide which of two parallel samples of one question

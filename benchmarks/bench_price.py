@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import planlang
-from planlang.binding import run_words
+from planlang.binding import run_host_words
 from planlang.price import price
 from planlang.rehearse import rehearse
 from runtime import LLM, Budget, Ledger, Reply, Run, Settings
@@ -61,7 +61,7 @@ def scripted(model, messages, **params):
 def scripted_run() -> float:
     llm = LLM(Ledger(":memory:"), client=scripted, budget=Budget(None), settings=SETTINGS)
     run = Run("scripted", llm=llm, settings=SETTINGS)
-    words, _ = run_words(run)
+    words, _ = run_host_words(run)
     box = planlang.Sandbox(host=words)
     start = time.perf_counter()
     run.run_sync(lambda r: box.run(PLAN))

@@ -1,5 +1,5 @@
 # The fixed audit plan: scan every shard through every lens, dedupe, three skeptics per batch,
-# vote, report. It uses the audit kit's words (kit/words.py, registered in planlang.toml).
+# vote, report. It uses the audit kit's words (kit/audit_words.py, registered in planlang.toml).
 # inputs may set: verify (run each candidate's failing call and show skeptics the result),
 # batch (findings per skeptic call), samples (skeptics per batch), need (votes to keep one).
 verify_calls = inputs.get("verify", False)

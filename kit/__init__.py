@@ -1,6 +1,6 @@
-"""kit: the audit kit, the words an audit plan calls (notes/KIT_API.md).
+"""kit: the audit kit, the words an audit plan calls (docs/KIT.md).
 
-``kit.words.audit_words(run, corpus=...)`` is the host provider; ``kit.verify`` runs a
+``kit.audit_words.audit_words(run, corpus=...)`` is the host provider; ``kit.verify`` runs a
 finding's failing call in a locked-down child process; ``kit.findings`` normalises, dedupes
 and votes; ``kit.paths``, ``kit.source`` and ``kit.shards`` read the corpus (never hidden/).
 """

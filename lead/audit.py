@@ -45,7 +45,7 @@ def settings_with_roles(settings: Settings | None = None, model: str | None = No
 
 def kit_host(corpus: str | Path, **options: Any) -> HostProvider:
     """The audit kit's words for ``corpus`` as a gate's host provider (imported lazily)."""
-    from kit.words import audit_words  # the lead depends on the kit only when it audits
+    from kit.audit_words import audit_words  # the lead depends on the kit only when it audits
 
     root = str(audited_root(corpus))
 

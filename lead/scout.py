@@ -20,7 +20,7 @@ __all__ = ["KIT_WORDS", "SHARD_OPTIONS", "audited_root", "corpus_files", "scout"
 # Targets the sheet offers; only those that change the shard count are shown.
 SHARD_OPTIONS = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
 
-# The audit kit's words as a plan calls them (the contract in notes/KIT_API.md).
+# The audit kit's words as a plan calls them (the contract in docs/KIT.md).
 KIT_WORDS = (
     "files() -> [{path, lines, tokens}]",
     "shards(target_tokens=None) -> [{id, paths, tokens}]",

@@ -16,7 +16,7 @@ from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 from runtime import Run, RunError
 
-__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_words"]
+__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words"]
 
 # Builds the embedder's host words for one run (the audit kit's words call run.agent).
 HostProvider = Callable[[Run], Mapping[str, Any]]
@@ -48,7 +48,7 @@ class WorkerOrigins:
         return name
 
 
-def run_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], WorkerOrigins]:
+def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any], WorkerOrigins]:
     """The plan's view of ``run``: the five host words, and where each worker came from."""
     origins = WorkerOrigins(filename)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planlang.binding import HostProvider, plan_sandbox, run_words
+from planlang.binding import HostProvider, plan_sandbox, run_host_words
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
 from planlang.errors import PlanRefused, TamperedPlan
 from planlang.price import PriceReport, price
@@ -139,7 +139,7 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
         raise TamperedPlan(f"a {type(plan).__name__} is not an approved plan")
     plan.verify()
     gate = plan.gate
-    words, _origins = run_words(run, plan.filename)
+    words, _origins = run_host_words(run, plan.filename)
     box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS)
     return box.run(plan.check_result)
 

@@ -268,15 +268,3 @@ def _attribute_whitelist() -> dict[str, dict[str, str | None]]:
 
 
 ATTRIBUTES: dict[str, dict[str, str | None]] = _attribute_whitelist()
-
-# Operations that could allocate without a loop; each is checked against Limits.size.
-SIZE_GUARDED: tuple[str, ...] = (
-    "* on str/list/tuple",
-    "+ on str/list/tuple",
-    "% (printf formatting) on str",
-    "** and << on int, * on int",
-    "range()",
-    "str.join, str.replace, str.ljust/rjust/center/zfill/expandtabs",
-    "list.extend, list.insert",
-    "format-spec widths and precisions in f-strings",
-)

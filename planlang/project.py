@@ -12,7 +12,7 @@ to hand in (``[plan]``), the gate's policy (``[gate]``) and where state lives (`
     price = 0.02
 
     [plan]
-    host = ["kit.words:host_words"]     # module:callable(run, **options) -> {name: word}
+    host = ["kit.audit_words:audit_words"]     # module:callable(run, **options) -> {name: word}
     options = { corpus = "data/algos/audited" }
     inputs = "inputs.json"              # a JSON file, or an inline table
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planlang.binding import HostProvider, plan_sandbox, run_words
+from planlang.binding import HostProvider, plan_sandbox, run_host_words
 from planlang.check import CheckResult
 from planlang.errors import PlanLimitError, PlanRuntimeError
 from planlang.sandbox.deep_stack import deep_settings
@@ -131,7 +131,7 @@ def rehearse(
               standin=StandIn(seed, on_call=clock.tick), settings=settings)  # fmt: skip
     steps = (limits or Limits()).steps
     run = Run(f"rehearsal seed {seed}", llm=llm, settings=deep_settings(settings, steps))
-    words, origins = run_words(run, checked.filename)
+    words, origins = run_host_words(run, checked.filename)
     fan_out, streamed = words["parallel"], words["stream"]
     words["parallel"] = lambda thunks: clock.parallel(fan_out, thunks, run.in_worker())
     words["stream"] = lambda thunks, then=None: clock.stream(

@@ -53,6 +53,8 @@ class WorkerRecord:
         )
 
     def finish(self, status: str, *, error: str | None = None, result: Any = None) -> None:
+        if status not in STATUSES:  # a record's status is read by the CLI, the report and tests
+            raise ValueError(f"status={status!r} is not one of {', '.join(STATUSES)}")
         self.status = status
         self.error = error
         self.result = result

@@ -6,8 +6,9 @@ It runs ``http.server.ThreadingHTTPServer`` on a free port in a background threa
 ``"garbage"`` (a body that is not JSON), ``"wrongshape"`` (JSON without choices), ``"drop"``
 (closes the connection without answering) and ``"echo_auth"`` (a 400 whose body repeats the
 Authorization header, as a careless proxy might). Requests are counted per fingerprint of the
-body and per prompt (the last user message), and ``hold_after`` parks every request after the
-first N answered ones until ``release()`` (used to kill a client at a known moment).
+body and per prompt (the first user message: repair turns add more), and ``hold_after`` parks
+every request after the first N answered ones until ``release()`` (used to kill a client at a
+known moment).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def default_responder(body: dict[str, Any]) -> str:
     return f"echo: {last}"
 
 
-def last_prompt(body: dict[str, Any]) -> str:
+def first_prompt(body: dict[str, Any]) -> str:
+    """The prompt of a request: its first user message (repair turns append more)."""
     users = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"]
     return users[0] if users else ""
 
@@ -93,7 +95,7 @@ class FakeOpenAI:
         key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with self.lock:
             self.counts[key] += 1
-            self.prompts[last_prompt(body)] += 1
+            self.prompts[first_prompt(body)] += 1
             self.auth_headers.append(auth)
             fault = self.faults.popleft() if self.faults else None
             hold = self.hold_after is not None and sum(self.answered.values()) >= self.hold_after
@@ -178,6 +180,6 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except OSError:  # the client gave up (timeout); not an answer it received
                 return
             with fake.lock:
-                fake.answered[last_prompt(body)] += 1
+                fake.answered[first_prompt(body)] += 1
 
     return Handler

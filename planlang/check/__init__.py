@@ -64,24 +64,29 @@ def source_sha256(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def check(source: str, filename: str = "plan.py") -> CheckResult:
-    """Check ``source`` as a plan; return all problems, or the compiled code."""
+def check(source: str, filename: str = "plan.py", *, optimise: bool = True) -> CheckResult:
+    """Check ``source`` as a plan; return all problems, or the compiled code.
+
+    ``optimise`` lets kind inference (``planlang.check.infer``) leave native the operations
+    that the source proves safe; off, every guard stays. A plan behaves the same either way
+    (a property test holds it to that): only its speed differs.
+    """
     if not isinstance(source, str):
         raise TypeError(f"check() takes the plan's source as str, not {type(source).__name__}.")
-    return _check_cached(source, filename)
+    return _check_cached(source, filename, optimise)
 
 
 @lru_cache(maxsize=256)
-def _check_cached(source: str, filename: str) -> CheckResult:
+def _check_cached(source: str, filename: str, optimise: bool = True) -> CheckResult:
     digest = source_sha256(source)
     early = _early_problems(source, filename)
     if early:
         return CheckResult(filename, digest, early)
     with _AST_LOCK:
-        return _check_locked(source, filename, digest)
+        return _check_locked(source, filename, digest, optimise)
 
 
-def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
+def _check_locked(source: str, filename: str, digest: str, optimise: bool) -> CheckResult:
     try:
         tree = ast.parse(source, filename, "exec")
     except SyntaxError as error:  # also covers IndentationError and TabError
@@ -97,9 +102,8 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
         return CheckResult(
             filename, digest, (Problem(filename, 1, 1, "PL001", f"cannot parse: {error}"),)
         )
-    policy = PlanPolicy()
     try:
-        policy.kinds = Kinds(tree)
+        policy = PlanPolicy(kinds=Kinds(tree) if optimise else None)
         policy.visit(tree)
     except RecursionError:
         return CheckResult(
@@ -129,9 +133,15 @@ def _check_locked(source: str, filename: str, digest: str) -> CheckResult:
 
 
 def _early_problems(source: str, filename: str) -> tuple[Problem, ...]:
-    if len(source) > MAX_SOURCE_BYTES:
-        message = f"the plan is {len(source):,} characters, over the limit of {MAX_SOURCE_BYTES:,}"
+    # in UTF-8 bytes, as the CLI measures a plan file (a character takes up to four)
+    size = len(source) if len(source) * 4 <= MAX_SOURCE_BYTES else _utf8_size(source)
+    if size > MAX_SOURCE_BYTES:
+        message = f"the plan is {size:,} bytes, over the limit of {MAX_SOURCE_BYTES:,}"
         return (Problem(filename, 1, 1, "PL004", message),)
     if not source.strip():
         return (Problem(filename, 1, 1, "PL002", "the plan is empty"),)
     return ()
+
+
+def _utf8_size(source: str) -> int:
+    return len(source.encode("utf-8", "surrogatepass"))

@@ -39,6 +39,8 @@ __all__ = ["Kinds", "INT_SAFE_OPS", "NUMBERS", "SMALL_FACTOR"]
 INT_SAFE_OPS = (ast.Add, ast.Sub, ast.Mod, ast.FloorDiv, ast.BitAnd, ast.BitOr, ast.BitXor,
                 ast.RShift)  # fmt: skip
 SMALL_FACTOR = 1 << 16  # int * constant: the result grows by at most 17 bits a step
+MAX_PASSES = 32  # passes of the fixpoint per scope (plans in the suite need at most a few)
+MAX_WORK = 50_000  # bindings the solver may weigh in one check, all scopes and passes together
 NUMBERS = frozenset({"int", "num"})
 _NUMBER_OPS = (ast.Add, ast.Sub)  # number +/- anything: a number or a TypeError
 
@@ -53,6 +55,7 @@ class Kinds:
 
     def __init__(self, tree: ast.Module):
         self._name_kind: dict[int, str] = {}
+        self._work = MAX_WORK
         found = Collector(tree)
         self._walrus = found.walrus
         self._module = found.module
@@ -181,7 +184,16 @@ class Kinds:
             and all(how != "unknown" for how, _, _ in bindings)
         }
         env: dict[str, str | None] = dict.fromkeys(names, "?")
-        while True:
+        # The check runs on model-written text before any limit applies, so the solver's work
+        # is bounded: a fixpoint not reached within MAX_PASSES passes, or past MAX_WORK
+        # bindings weighed in this check, proves nothing in this scope (every guard stays).
+        # Stopping early and keeping what the passes found would not do: a kind may rest on a
+        # "?" that a later pass would have refuted.
+        weight = sum(len(scope.bindings[name]) for name in names)
+        for _pass in range(MAX_PASSES):
+            self._work -= weight
+            if self._work < 0:
+                return {}
             changed = False
             for name in names:
                 if env[name] is None:
@@ -197,6 +209,7 @@ class Kinds:
                     env[name], changed = new, True
             if not changed:
                 return {n: k for n, k in env.items() if k not in (None, "?")}
+        return {}
 
     def _binding_kind(self, binding: Binding, env: dict[str, str | None], me: str) -> str | None:
         how, value, op = binding
@@ -212,9 +225,11 @@ class Kinds:
                 return None  # the current item inside its own loop's body
             return self._item_kind(source, lookup)
 
-        if how == "expr":
-            if me not in self._escaping and _strings(value):
-                return "strs"  # only ever iterated: nothing can put a non-string in it
+        if how in ("expr", "shared"):
+            # only ever iterated: nothing can put a non-string in it; unless another name holds
+            # the same list too (``xs = ys = ['a']``), which ``ys.append(big)`` would change
+            if how == "expr" and me not in self._escaping and _strings(value):
+                return "strs"
             return self._expr_kind(value, lookup)
         if how == "for":
             if self._is_call(value, "range"):

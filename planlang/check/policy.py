@@ -62,10 +62,10 @@ class RawProblem:
 class PlanPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
 
-    kinds: Kinds | None = None  # set by check() before visiting: see planlang.check.infer
-
-    def __init__(self, errors=None, warnings=None, used_names=None):
+    def __init__(self, errors=None, warnings=None, used_names=None, *, kinds: Kinds | None = None):
         super().__init__(errors, warnings, used_names)
+        # what the source proves about names (planlang.check.infer); None: prove nothing
+        self.kinds = kinds
         self.problems: list[RawProblem] = []
         self._tmp = 0
         # ids of products taken modulo a constant right away, as in (h * 31 + c) % 1000003:
@@ -381,8 +381,10 @@ class PlanPolicy(RestrictingNodeTransformer):
         return cast(ast.AST, super().visit_comprehension(node))
 
     # -- unpacking -----------------------------------------------------------------------
-    # Every value a plan holds is plain data, so the guards need no unpack spec: the calls
-    # stay (the hook is there, and charges loops) without building a dict on every use.
+    # ``a, b = x`` calls ``_unpack_sequence_``, which returns ``x`` as it is: every value a plan
+    # holds is plain data, and Python checks the count itself. ``for a, b in xs`` calls
+    # ``_iter_unpack_sequence_``, which charges the loop like any other. Neither hook takes
+    # RestrictedPython's unpack spec, so no dict is built on every use.
 
     def protect_unpack_sequence(self, target: ast.Tuple, value: ast.expr) -> ast.Call:
         return _call("_unpack_sequence_", [value], value)

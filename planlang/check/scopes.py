@@ -130,9 +130,12 @@ class Collector:
             self.walrus |= {n.id for n in names(node.target)}
         elif isinstance(node, ast.Assign):
             simple = all(isinstance(t, ast.Name) for t in node.targets)
+            # ``a = b = value``: both names hold one object ("shared"), so what one proves
+            # about the other's list does not hold
+            how = "unknown" if not simple else "expr" if len(node.targets) == 1 else "shared"
             for target in node.targets:
                 for name in names(target):
-                    scope.bind(name.id, "expr" if simple else "unknown", node.value)
+                    scope.bind(name.id, how, node.value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             scope.bind(node.target.id, "aug", node.value, node.op)
             scope.loads.append(node.target)  # 'x += v' reads x too

@@ -9,7 +9,6 @@ allowed attributes is looked up once per access.
 from __future__ import annotations
 
 import operator
-import types
 from collections.abc import Callable, Iterator
 from itertools import chain, islice
 from typing import Any
@@ -65,7 +64,7 @@ class Guards:
     def _getattr_slow(self, obj: Any, name: str) -> Any:
         if isinstance(obj, HostProxy):
             if name in obj._methods:
-                return self.host_word(f"{obj._label}.{name}", getattr(obj._target, name))
+                return self.wrap_host_word(f"{obj._label}.{name}", getattr(obj._target, name))
             if name in obj._attributes:
                 from planlang.sandbox.wall import thaw
 
@@ -93,7 +92,7 @@ class Guards:
             f"{name!r} is not an attribute a plan may use on a {type(obj).__name__} value."
         )
 
-    host_word: Callable[..., Any]  # (name, fn, fresh=False) -> a host word; set by the sandbox
+    wrap_host_word: Callable[..., Any]  # (name, fn, fresh=False) -> a host word; set by the sandbox
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -220,5 +219,3 @@ _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "^=": operator.ixor,
     "@=": operator.imatmul,
 }
-
-FUNCTION_TYPES = (types.FunctionType, types.LambdaType)

@@ -20,12 +20,12 @@ from typing import Any
 from planlang.sandbox.limits import Meter
 from planlang.sandbox.wall import SCALARS, thaw
 
-__all__ = ["host_word"]
+__all__ = ["wrap_host_word"]
 
 _GENERIC = "*args, **kwargs"
 
 
-def host_word(
+def wrap_host_word(
     name: str,
     fn: Callable[..., Any],
     meter: Meter,

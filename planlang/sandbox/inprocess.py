@@ -24,7 +24,7 @@ from planlang.check import CheckResult, check, is_checked_code
 from planlang.errors import PlanError, PlanLimitError, PlanRefused, PlanRuntimeError
 from planlang.sandbox.deep_stack import needs_deep_stack, run_on_deep_stack, stack_for
 from planlang.sandbox.guards import Guards
-from planlang.sandbox.host_words import host_word
+from planlang.sandbox.host_words import wrap_host_word
 from planlang.sandbox.limits import Limits, Meter
 from planlang.sandbox.plan_builtins import PLAN_TYPES
 from planlang.sandbox.walks import TEXT_SCALARS
@@ -206,7 +206,7 @@ class Sandbox:
         used = used_names(code)
         namespace: dict[str, Any] = {"__name__": "plan"}
         guards = Guards(meter, namespace)
-        guards.host_word = lambda name, fn, fresh=False: host_word(
+        guards.wrap_host_word = lambda name, fn, fresh=False: wrap_host_word(
             name, fn, meter, namespace, fresh
         )
         plan_builtins = {name: _BASE_BUILTINS[name] for name in used & _BASE_NAMES}
@@ -216,7 +216,7 @@ class Sandbox:
         for name in used & _GUARD_NAMES:
             namespace[name] = _GUARDS[name](guards, meter)
         for name in used & self.host.keys():
-            namespace[name] = freeze(self.host[name], guards.host_word, name)
+            namespace[name] = freeze(self.host[name], guards.wrap_host_word, name)
         return namespace
 
     def _printer(self, guards: Guards) -> Callable[..., None]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from planlang.strategies.spec import BOOL, FLOAT, INT, STR, Type
 
-__all__ = ["EXCLUDABLE_FEATURES", "Expressions", "Scope", "default_literal", "is_data"]
+__all__ = ["EXCLUDABLE_FEATURES", "Expressions", "InScope", "default_literal", "is_data"]
 
 # Features an embedder can switch off, e.g. because their own policy narrows the language.
 EXCLUDABLE_FEATURES: tuple[str, ...] = ("tuple unpacking", "while", "def", "walrus", "f-string")
@@ -36,7 +36,7 @@ _NO_ARG_STR_METHODS = ("upper", "lower", "strip", "title", "capitalize", "casefo
 
 
 @dataclass
-class Scope:
+class InScope:
     """The names a statement may read, and which of them it may rebind or change in place."""
 
     names: dict[str, Type] = field(default_factory=dict)
@@ -45,7 +45,7 @@ class Scope:
     in_loop: bool = False
     returns: Type | None = None  # the return type, inside a def
 
-    def child(self, **changes: Any) -> Scope:
+    def child(self, **changes: Any) -> InScope:
         return replace(self, names=dict(self.names), owned=set(self.owned), **changes)
 
     def bind(self, name: str, kind: Type, owned: bool = True) -> None:
@@ -119,7 +119,7 @@ class Expressions:
 
     # -- types ---------------------------------------------------------------------------
 
-    def some_type(self, scope: Scope, depth: int = 1) -> Type:
+    def some_type(self, scope: InScope, depth: int = 1) -> Type:
         """A data type for a new name: a basic one, or one already in use (host results)."""
         basic: list[Type] = [INT, STR, ("list", INT), FLOAT, BOOL, ("list", STR), ("map", INT)]
         if depth > 0:
@@ -135,7 +135,7 @@ class Expressions:
 
     # -- the entry point -----------------------------------------------------------------
 
-    def expr(self, scope: Scope, kind: Type, depth: int | None = None) -> str:
+    def expr(self, scope: InScope, kind: Type, depth: int | None = None) -> str:
         """Source of an expression of type ``kind`` that reads only names in ``scope``."""
         depth = self.max_depth if depth is None else depth
         options: list[Callable[[], str | None]] = [lambda: self.literal(kind, scope)]
@@ -158,13 +158,13 @@ class Expressions:
                 return code
             options[choice] = options[0]  # not applicable here: fall back to a literal
 
-    def call(self, scope: Scope, name: str, depth: int) -> str:
+    def call(self, scope: InScope, name: str, depth: int) -> str:
         params = scope.names[name][1]
         return f"{name}({', '.join(self.expr(scope, t, depth) for t in params)})"
 
     # -- literals ------------------------------------------------------------------------
 
-    def literal(self, kind: Type, scope: Scope | None = None) -> str:
+    def literal(self, kind: Type, scope: InScope | None = None) -> str:
         tag = kind[0]
         if tag == "int":
             value = int(self.draw(st.integers(-3, 60)))
@@ -178,7 +178,7 @@ class Expressions:
             return self.pick(("True", "False"))
         if tag in ("none", "any"):
             return "None"
-        scope = scope or Scope()
+        scope = scope or InScope()
         if tag == "list":
             items = [self.literal(kind[1], scope) for _ in range(self.index(4))]
             return "[" + ", ".join(items) + "]"
@@ -193,7 +193,7 @@ class Expressions:
 
     # -- reading into values: fields, elements, map entries --------------------------------
 
-    def paths(self, scope: Scope) -> list[tuple[str, Type]]:
+    def paths(self, scope: InScope) -> list[tuple[str, Type]]:
         """Expressions that read into the scope's data, each with its type (two levels)."""
         found: list[tuple[str, Type]] = []
         frontier = [(n, t) for n, t in scope.names.items() if t[0] in ("rec", "list", "map")]
@@ -233,7 +233,7 @@ class Expressions:
     def _makers(self, kind: Type) -> list[Callable[..., str | None]]:
         return list(self.makers.get(kind[0], ()))
 
-    def iterable(self, scope: Scope, depth: int) -> tuple[str, Type]:
+    def iterable(self, scope: InScope, depth: int) -> tuple[str, Type]:
         """A list to walk, with its element type; prefers lists the plan already has."""
         lists = [(n, t[1]) for n, t in scope.names.items() if t[0] == "list"]
         lists += [(c, t[1]) for c, t in self.paths(scope) if t[0] == "list"]

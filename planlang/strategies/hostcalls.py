@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from planlang.strategies.spec import ANY, NONE, HostWordSpec, Param, Type, type_of_schema
 
 if TYPE_CHECKING:
-    from planlang.strategies.expressions import Scope
+    from planlang.strategies.expressions import InScope
 
 __all__ = ["HostCalls", "is_plain_schema"]
 
@@ -56,7 +56,7 @@ class HostCalls:
     def constant_lines(self) -> list[list[str]]:
         return [[f"{name} = {code}"] for code, name in self.schema_constants.items()]
 
-    def host_call(self, scope: Scope, spec: HostWordSpec, depth: int) -> tuple[str, Type]:
+    def host_call(self, scope: InScope, spec: HostWordSpec, depth: int) -> tuple[str, Type]:
         args: list[str] = []
         result = type_of_schema(spec.returns) if spec.returns is not None else NONE
         for param in spec.params:
@@ -69,7 +69,7 @@ class HostCalls:
         return f"{spec.name}({', '.join(args)})", result
 
     def _argument(
-        self, scope: Scope, spec: HostWordSpec, param: Param, depth: int
+        self, scope: InScope, spec: HostWordSpec, param: Param, depth: int
     ) -> tuple[str, Type]:
         if param.kind == "schema":
             choices = list(param.choices) or ([spec.returns] if spec.returns else [{}])
@@ -82,7 +82,7 @@ class HostCalls:
             return self.expr(scope, type_of_schema(schema), depth), ANY  # type: ignore[attr-defined]
         return self.constrained_literal(schema), ANY  # type: ignore[attr-defined]
 
-    def _thunks(self, scope: Scope, spec: HostWordSpec, depth: int) -> tuple[str, Type]:
+    def _thunks(self, scope: InScope, spec: HostWordSpec, depth: int) -> tuple[str, Type]:
         """``[lambda e=e: word(...) for e in xs]``: each thunk calls a result-giving word."""
         callees = [
             w for name, w in sorted(self.words.items())

@@ -12,13 +12,13 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
-from planlang.strategies.expressions import SORTABLE, Expressions, Scope, default_literal
+from planlang.strategies.expressions import SORTABLE, Expressions, InScope, default_literal
 from planlang.strategies.spec import ANY, BOOL, FLOAT, INT, STR, Type
 
 __all__ = ["MAKERS"]
 
 G = Expressions
-Maker = Callable[[G, Scope, Type, int], "str | None"]
+Maker = Callable[[G, InScope, Type, int], "str | None"]
 
 _SPECS: dict[str, tuple[str, ...]] = {
     "int": ("", ">5", "03d", "+d", "x", ","),
@@ -28,24 +28,24 @@ _SPECS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _num(g: G, s: Scope, d: int) -> str:
+def _num(g: G, s: InScope, d: int) -> str:
     return g.expr(s, g.pick((INT, FLOAT)), d)
 
 
-def _container(g: G, s: Scope, d: int) -> str:
+def _container(g: G, s: InScope, d: int) -> str:
     kinds: list[Type] = [("list", INT), STR, ("list", STR), ("map", INT)]
     kinds += [t for t in s.names.values() if t[0] in ("list", "map", "rec")]
     return g.expr(s, g.pick(kinds), d)
 
 
-def _with_item(g: G, s: Scope, item: Type, name: str | None = None) -> tuple[Scope, str]:
+def _with_item(g: G, s: InScope, item: Type, name: str | None = None) -> tuple[InScope, str]:
     inner = s.child()
     var = name or g.fresh("e")
     inner.bind(var, item, owned=False)
     return inner, var
 
 
-def _comprehension(g: G, s: Scope, want: Type, d: int) -> tuple[str, str]:
+def _comprehension(g: G, s: InScope, want: Type, d: int) -> tuple[str, str]:
     """``(element expression, 'for ... in ... if ...')`` for a comprehension producing want."""
     shape = g.index(2 if "tuple unpacking" in g.exclude else 4)
     if shape == 1:  # over a range
@@ -74,21 +74,21 @@ def _comprehension(g: G, s: Scope, want: Type, d: int) -> tuple[str, str]:
 # -- int -------------------------------------------------------------------------------------
 
 
-def int_arith(g: G, s: Scope, k: Type, d: int) -> str:
+def int_arith(g: G, s: InScope, k: Type, d: int) -> str:
     op = g.pick(("+", "-", "*", "&", "|", "^"))
     return f"({g.expr(s, INT, d)} {op} {g.expr(s, INT, d)})"
 
 
-def int_safe_div(g: G, s: Scope, k: Type, d: int) -> str:
+def int_safe_div(g: G, s: InScope, k: Type, d: int) -> str:
     op = g.pick(("//", "%"))
     return f"({g.expr(s, INT, d)} {op} (abs({g.expr(s, INT, d)}) + 1))"
 
 
-def int_len(g: G, s: Scope, k: Type, d: int) -> str:
+def int_len(g: G, s: InScope, k: Type, d: int) -> str:
     return f"len({_container(g, s, d)})"
 
 
-def int_builtin(g: G, s: Scope, k: Type, d: int) -> str:
+def int_builtin(g: G, s: InScope, k: Type, d: int) -> str:
     a, b = g.expr(s, INT, d), g.expr(s, INT, d)
     return g.pick(
         (f"abs({a})", f"max({a}, {b})", f"min({a}, {b})", f"(-{a})",
@@ -98,7 +98,7 @@ def int_builtin(g: G, s: Scope, k: Type, d: int) -> str:
     )  # fmt: skip
 
 
-def int_from_list(g: G, s: Scope, k: Type, d: int) -> str:
+def int_from_list(g: G, s: InScope, k: Type, d: int) -> str:
     xs = g.expr(s, ("list", INT), d)
     return g.pick((f"sum({xs})", f"max({xs}, default=0)", f"min({xs}, default=0)",
                    f"next(iter({xs}), 0)", f"len(set({xs}))", f"len(frozenset({xs}))",
@@ -106,47 +106,47 @@ def int_from_list(g: G, s: Scope, k: Type, d: int) -> str:
                    "len({e % 3 for e in " + xs + "})"))  # fmt: skip
 
 
-def int_from_str(g: G, s: Scope, k: Type, d: int) -> str:
+def int_from_str(g: G, s: InScope, k: Type, d: int) -> str:
     text = g.expr(s, STR, d)
     return g.pick((f"{text}.count('a')", f"{text}.find('b')", f"sum(map(ord, {text}))",
                    f"len({text}.split())", f"{text}.rfind(' ')"))  # fmt: skip
 
 
-def int_count_if(g: G, s: Scope, k: Type, d: int) -> str:
+def int_count_if(g: G, s: InScope, k: Type, d: int) -> str:
     item, head = _comprehension(g, s, BOOL, d)
     return g.pick((f"sum(1 {head} if {item})", f"len([1 {head}])"))
 
 
-def int_index(g: G, s: Scope, k: Type, d: int) -> str:
+def int_index(g: G, s: InScope, k: Type, d: int) -> str:
     xs, x = g.expr(s, ("list", INT), d), g.expr(s, INT, d)
     return f"({xs}.index({x}) if {x} in {xs} else -1)"
 
 
-def if_else(g: G, s: Scope, k: Type, d: int) -> str:
+def if_else(g: G, s: InScope, k: Type, d: int) -> str:
     return f"({g.expr(s, k, d)} if {g.expr(s, BOOL, d)} else {g.expr(s, k, d)})"
 
 
 # -- float -----------------------------------------------------------------------------------
 
 
-def float_div(g: G, s: Scope, k: Type, d: int) -> str:
+def float_div(g: G, s: InScope, k: Type, d: int) -> str:
     return f"({_num(g, s, d)} / (abs({_num(g, s, d)}) + 1))"
 
 
-def float_arith(g: G, s: Scope, k: Type, d: int) -> str:
+def float_arith(g: G, s: InScope, k: Type, d: int) -> str:
     a, b = g.expr(s, FLOAT, d), _num(g, s, d)
     return g.pick((f"({a} + {b})", f"({a} - {b})", f"({a} * {b})", f"abs({a})", f"max({a}, {b})",
                    f"round({a}, 2)", f"float({g.expr(s, INT, d)})", f"(0.5 * {b})"))  # fmt: skip
 
 
-def float_from_list(g: G, s: Scope, k: Type, d: int) -> str:
+def float_from_list(g: G, s: InScope, k: Type, d: int) -> str:
     return f"sum({g.expr(s, ('list', FLOAT), d)})"
 
 
 # -- str -------------------------------------------------------------------------------------
 
 
-def str_methods(g: G, s: Scope, k: Type, d: int) -> str:
+def str_methods(g: G, s: InScope, k: Type, d: int) -> str:
     text = g.expr(s, STR, d)
     lit = g.literal(STR)
     sep = lit if len(lit) > 2 else "'a'"  # partition refuses an empty separator
@@ -161,18 +161,18 @@ def str_methods(g: G, s: Scope, k: Type, d: int) -> str:
     )  # fmt: skip
 
 
-def str_concat(g: G, s: Scope, k: Type, d: int) -> str:
+def str_concat(g: G, s: InScope, k: Type, d: int) -> str:
     a, b = g.expr(s, STR, d), g.expr(s, STR, d)
     return g.pick((f"({a} + {b})", f"({a} * (abs({g.expr(s, INT, d)}) % 3))", f"min({a}, {b})",
                    f"('%s-%d' % ({a}, {g.expr(s, INT, d)}))"))  # fmt: skip
 
 
-def str_convert(g: G, s: Scope, k: Type, d: int) -> str:
+def str_convert(g: G, s: InScope, k: Type, d: int) -> str:
     value = g.expr(s, g.some_type(s, 0), d)
     return g.pick((f"str({value})", f"repr({value})", f"chr(65 + abs({g.expr(s, INT, d)}) % 26)"))
 
 
-def str_join(g: G, s: Scope, k: Type, d: int) -> str:
+def str_join(g: G, s: InScope, k: Type, d: int) -> str:
     sep = g.pick(("', '", "''", "'-'", "' | '"))
     if g.chance(2):
         item, head = _comprehension(g, s, g.some_type(s, 0), d)
@@ -180,7 +180,7 @@ def str_join(g: G, s: Scope, k: Type, d: int) -> str:
     return f"{sep}.join({g.expr(s, ('list', STR), d)})"
 
 
-def fstring(g: G, s: Scope, k: Type, d: int) -> str | None:
+def fstring(g: G, s: InScope, k: Type, d: int) -> str | None:
     if "f-string" in g.exclude:
         return None
     readable = [(n, t) for n, t in s.names.items() if t[0] in _SPECS]
@@ -206,7 +206,7 @@ def _fstring_text() -> st.SearchStrategy[str]:
 # -- bool ------------------------------------------------------------------------------------
 
 
-def bool_compare(g: G, s: Scope, k: Type, d: int) -> str:
+def bool_compare(g: G, s: InScope, k: Type, d: int) -> str:
     kind = g.pick((INT, STR, FLOAT))
     a, b = g.expr(s, kind, d), g.expr(s, kind, d)
     op = g.pick(("==", "!=", "<", "<=", ">", ">="))
@@ -215,12 +215,12 @@ def bool_compare(g: G, s: Scope, k: Type, d: int) -> str:
     return f"({a} {op} {b})"
 
 
-def bool_logic(g: G, s: Scope, k: Type, d: int) -> str:
+def bool_logic(g: G, s: InScope, k: Type, d: int) -> str:
     a, b = g.expr(s, BOOL, d), g.expr(s, BOOL, d)
     return g.pick((f"(not {a})", f"({a} and {b})", f"({a} or {b})"))
 
 
-def bool_membership(g: G, s: Scope, k: Type, d: int) -> str:
+def bool_membership(g: G, s: InScope, k: Type, d: int) -> str:
     item = g.pick((INT, STR))
     xs, x = g.expr(s, ("list", item), d), g.expr(s, item, d)
     text = g.expr(s, STR, d)
@@ -230,12 +230,12 @@ def bool_membership(g: G, s: Scope, k: Type, d: int) -> str:
                    f"('a' in {g.expr(s, ('map', INT), d)})"))  # fmt: skip
 
 
-def bool_quantifier(g: G, s: Scope, k: Type, d: int) -> str:
+def bool_quantifier(g: G, s: InScope, k: Type, d: int) -> str:
     item, head = _comprehension(g, s, BOOL, d)
     return f"{g.pick(('all', 'any'))}({item} {head})"
 
 
-def bool_inspect(g: G, s: Scope, k: Type, d: int) -> str | None:
+def bool_inspect(g: G, s: InScope, k: Type, d: int) -> str | None:
     value = g.expr(s, g.some_type(s, 0), d)
     anys = [c for c, t in [*s.names.items(), *g.paths(s)] if t == ANY]
     funcs = [n for n, t in s.names.items() if t[0] == "fn"]
@@ -248,16 +248,16 @@ def bool_inspect(g: G, s: Scope, k: Type, d: int) -> str | None:
 # -- list ------------------------------------------------------------------------------------
 
 
-def list_comprehension(g: G, s: Scope, k: Type, d: int) -> str:
+def list_comprehension(g: G, s: InScope, k: Type, d: int) -> str:
     item, head = _comprehension(g, s, k[1], d)
     return f"[{item} {head}]"
 
 
-def list_display(g: G, s: Scope, k: Type, d: int) -> str:
+def list_display(g: G, s: InScope, k: Type, d: int) -> str:
     return "[" + ", ".join(g.expr(s, k[1], d) for _ in range(1 + g.index(3))) + "]"
 
 
-def list_reorder(g: G, s: Scope, k: Type, d: int) -> str:
+def list_reorder(g: G, s: InScope, k: Type, d: int) -> str:
     xs = g.expr(s, k, d)
     options = [f"list(reversed({xs}))", f"{xs}[::2]", f"{xs}[1:]", f"{xs}.copy()",
                f"list(tuple({xs}))", f"({xs} + {g.expr(s, k, d)})",
@@ -274,7 +274,7 @@ def list_reorder(g: G, s: Scope, k: Type, d: int) -> str:
     return g.pick(options)
 
 
-def list_functional(g: G, s: Scope, k: Type, d: int) -> str:
+def list_functional(g: G, s: InScope, k: Type, d: int) -> str:
     source, item = g.iterable(s, d)
     inner, var = _with_item(g, s, item)
     if item == k[1] and g.chance(2):
@@ -282,7 +282,7 @@ def list_functional(g: G, s: Scope, k: Type, d: int) -> str:
     return f"list(map(lambda {var}: {g.expr(inner, k[1], d)}, {source}))"
 
 
-def list_special(g: G, s: Scope, k: Type, d: int) -> str | None:
+def list_special(g: G, s: InScope, k: Type, d: int) -> str | None:
     if k[1] == INT:
         return f"list(range(abs({g.expr(s, INT, d)}) % 8, 10))"
     if k[1] == STR:
@@ -296,14 +296,14 @@ def list_special(g: G, s: Scope, k: Type, d: int) -> str | None:
 # -- dict ------------------------------------------------------------------------------------
 
 
-def map_comprehension(g: G, s: Scope, k: Type, d: int) -> str:
+def map_comprehension(g: G, s: InScope, k: Type, d: int) -> str:
     value, head = _comprehension(g, s, k[1], d)
     # The key is built from the same comprehension scope: rewrite the head's first variable.
     var = head.split()[1].rstrip(",")
     return f"{{str({var}): {value} {head}}}"
 
 
-def map_build(g: G, s: Scope, k: Type, d: int) -> str:
+def map_build(g: G, s: InScope, k: Type, d: int) -> str:
     m = g.expr(s, k, d)
     keys, values = g.expr(s, ("list", STR), d), g.expr(s, ("list", k[1]), d)
     options = [f"dict(zip({keys}, {values}))", f"{m}.copy()", f"dict({m})",
@@ -313,16 +313,16 @@ def map_build(g: G, s: Scope, k: Type, d: int) -> str:
     return g.pick(options)
 
 
-def rec_display(g: G, s: Scope, k: Type, d: int) -> str:
+def rec_display(g: G, s: InScope, k: Type, d: int) -> str:
     fields = [(n, t) for n, t, req in k[1] if req or g.chance(2)]
     return "{" + ", ".join(f"{n!r}: {g.expr(s, t, d)}" for n, t in fields) + "}"
 
 
-def rec_copy(g: G, s: Scope, k: Type, d: int) -> str:
+def rec_copy(g: G, s: InScope, k: Type, d: int) -> str:
     return g.pick((f"dict({g.expr(s, k, d)})", f"{g.expr(s, k, d)}.copy()"))
 
 
-def any_value(g: G, s: Scope, k: Type, d: int) -> str:
+def any_value(g: G, s: InScope, k: Type, d: int) -> str:
     return default_literal(ANY)
 
 

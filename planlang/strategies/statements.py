@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from planlang.strategies.expressions import SORTABLE, Expressions, Scope, is_data
+from planlang.strategies.expressions import SORTABLE, Expressions, InScope, is_data
 from planlang.strategies.fake import schema_value
 from planlang.strategies.hostcalls import HostCalls
 from planlang.strategies.makers import MAKERS
@@ -55,7 +55,7 @@ class PlanWriter(Expressions, HostCalls):
 
     def plan(self) -> list[Lines]:
         """Top-level statements (each a list of lines), the last one binding ``result``."""
-        scope = Scope()
+        scope = InScope()
         for name, kind in self.values.items():
             scope.bind(name, kind, owned=False)
         chunks: list[Lines] = []
@@ -64,7 +64,7 @@ class PlanWriter(Expressions, HostCalls):
         chunks.append(self.result(scope))
         return self.constant_lines() + chunks
 
-    def result(self, scope: Scope) -> Lines:
+    def result(self, scope: InScope) -> Lines:
         data = [n for n, t in scope.names.items() if is_data(t) and n not in self.values]
         if data and not self.chance(4):
             fields = ", ".join(f"{n!r}: {n}" for n in data[-12:])
@@ -73,13 +73,13 @@ class PlanWriter(Expressions, HostCalls):
 
     # -- statements ----------------------------------------------------------------------
 
-    def statement(self, scope: Scope, nesting: int) -> Lines:
+    def statement(self, scope: InScope, nesting: int) -> Lines:
         self.budget -= 1
-        simple: list[Callable[[Scope], Lines | None]] = [
+        simple: list[Callable[[InScope], Lines | None]] = [
             self.assign, self.host_statement, self.host_statement, self.reassign,
             self.augmented, self.mutate, self.unpack, self.lambda_assign, self.misc,
         ]  # fmt: skip
-        compound: list[Callable[[Scope, int], Lines | None]] = [
+        compound: list[Callable[[InScope, int], Lines | None]] = [
             self.if_statement,
             self.for_statement,
             self.while_statement,
@@ -101,21 +101,21 @@ class PlanWriter(Expressions, HostCalls):
                 return lines
             options[choice] = options[0]
 
-    def block(self, scope: Scope, nesting: int) -> Lines:
+    def block(self, scope: InScope, nesting: int) -> Lines:
         """An indented block of at least one statement, in its own copy of the scope."""
         lines = self.statement(scope, nesting)
         while self.budget > 0 and self.chance(3):
             lines += self.statement(scope, nesting)
         return indent(lines)
 
-    def assign(self, scope: Scope) -> Lines:
+    def assign(self, scope: InScope) -> Lines:
         kind = self.some_type(scope)
         name = self.fresh(kind)
         code = self.owned_expr(scope, kind)
         scope.bind(name, kind)
         return [f"{name} = {code}"]
 
-    def owned_expr(self, scope: Scope, kind: Type) -> str:
+    def owned_expr(self, scope: InScope, kind: Type) -> str:
         """An expression whose container the plan owns: a display, or a shallow copy."""
         code = self.expr(scope, kind)
         if kind[0] == "list" and not code.startswith(("[", "list(", "sorted(")):
@@ -124,14 +124,14 @@ class PlanWriter(Expressions, HostCalls):
             return f"dict({code})"
         return code
 
-    def reassign(self, scope: Scope) -> Lines | None:
+    def reassign(self, scope: InScope) -> Lines | None:
         names = [n for n, t in scope.names.items() if scope.changeable(n) and is_data(t)]
         if not names:
             return None
         name = self.pick(names)
         return [f"{name} = {self.owned_expr(scope, scope.names[name])}"]
 
-    def augmented(self, scope: Scope) -> Lines | None:
+    def augmented(self, scope: InScope) -> Lines | None:
         names = [n for n, t in scope.names.items() if scope.changeable(n) and t[0] != "fn"]
         names = [n for n in names if scope.names[n][0] in ("int", "float", "str", "bool", "list")]
         if not names:
@@ -153,7 +153,7 @@ class PlanWriter(Expressions, HostCalls):
             return [f"{name} {self.pick(('&=', '|=', '^='))} {value}"]
         return [f"{name} += {value}"]
 
-    def mutate(self, scope: Scope) -> Lines | None:
+    def mutate(self, scope: InScope) -> Lines | None:
         names = [n for n, t in scope.names.items() if scope.changeable(n)]
         names = [n for n in names if scope.names[n][0] in ("list", "map", "rec")]
         if not names:
@@ -188,7 +188,7 @@ class PlanWriter(Expressions, HostCalls):
             options += [f"{name}.pop({n!r}, None)" for n in optional]
         return self.pick(options).split("\n")
 
-    def unpack(self, scope: Scope) -> Lines | None:
+    def unpack(self, scope: InScope) -> Lines | None:
         if "tuple unpacking" in self.exclude:
             return None
         shape = self.index(4)
@@ -219,7 +219,7 @@ class PlanWriter(Expressions, HostCalls):
             scope.bind(name, kind)
         return [f"{', '.join(names)} = {', '.join(values)}"]
 
-    def lambda_assign(self, scope: Scope) -> Lines:
+    def lambda_assign(self, scope: InScope) -> Lines:
         params = [self.pick((INT, STR, FLOAT)) for _ in range(self.index(3))]
         returns = self.pick((INT, STR, BOOL, FLOAT))
         inner = scope.child()
@@ -231,7 +231,7 @@ class PlanWriter(Expressions, HostCalls):
         scope.bind(name, ("fn", tuple(params), returns), owned=False)
         return [code.replace("lambda :", "lambda:")]
 
-    def misc(self, scope: Scope) -> Lines:
+    def misc(self, scope: InScope) -> Lines:
         value = self.expr(scope, self.some_type(scope, 0), 1)
         return self.pick(
             ([f"print({value})"], ["pass"], [f"assert {value} == {value}"], [f"{value}"],
@@ -239,16 +239,16 @@ class PlanWriter(Expressions, HostCalls):
               f"    raise {self.pick(('ValueError', 'RuntimeError', 'KeyError'))}('impossible')"])
         )  # fmt: skip
 
-    def break_or_continue(self, scope: Scope) -> Lines:
+    def break_or_continue(self, scope: InScope) -> Lines:
         return [f"if {self.expr(scope, BOOL, 1)}:", f"    {self.pick(('break', 'continue'))}"]
 
-    def early_return(self, scope: Scope) -> Lines:
+    def early_return(self, scope: InScope) -> Lines:
         assert scope.returns is not None
         return [f"if {self.expr(scope, BOOL, 1)}:", f"    return {self.expr(scope, scope.returns)}"]
 
     # -- compound statements ---------------------------------------------------------------
 
-    def if_statement(self, scope: Scope, nesting: int) -> Lines:
+    def if_statement(self, scope: InScope, nesting: int) -> Lines:
         lines = [f"if {self.expr(scope, BOOL)}:", *self.block(scope.child(), nesting)]
         for _ in range(self.index(2)):
             lines += [f"elif {self.expr(scope, BOOL)}:", *self.block(scope.child(), nesting)]
@@ -256,7 +256,7 @@ class PlanWriter(Expressions, HostCalls):
             lines += ["else:", *self.block(scope.child(), nesting)]
         return lines
 
-    def walrus_if(self, scope: Scope, nesting: int) -> Lines | None:
+    def walrus_if(self, scope: InScope, nesting: int) -> Lines | None:
         if "walrus" in self.exclude:
             return None
         name = self.fresh(INT)
@@ -267,7 +267,7 @@ class PlanWriter(Expressions, HostCalls):
         scope.bind(name, INT)
         return lines
 
-    def for_statement(self, scope: Scope, nesting: int) -> Lines:
+    def for_statement(self, scope: InScope, nesting: int) -> Lines:
         inner = scope.child(in_loop=True)
         shape = self.index(2 if "tuple unpacking" in self.exclude else 4)
         if shape == 1:
@@ -296,7 +296,7 @@ class PlanWriter(Expressions, HostCalls):
             lines += ["else:", *self.block(scope.child(), nesting)]
         return lines
 
-    def while_statement(self, scope: Scope, nesting: int) -> Lines | None:
+    def while_statement(self, scope: InScope, nesting: int) -> Lines | None:
         if "while" in self.exclude:
             return None
         counter = self.fresh("k")
@@ -310,7 +310,7 @@ class PlanWriter(Expressions, HostCalls):
         body = self.block(inner, nesting)
         return [f"{counter} = 0", f"while {condition}:", f"    {counter} += 1", *body]
 
-    def define(self, scope: Scope, nesting: int) -> Lines | None:
+    def define(self, scope: InScope, nesting: int) -> Lines | None:
         if "def" in self.exclude:
             return None
         if self.chance(5):
@@ -331,7 +331,7 @@ class PlanWriter(Expressions, HostCalls):
         scope.bind(name, ("fn", tuple(params), returns), owned=False)
         return [f"def {name}({signature}):", *body]
 
-    def recursive_define(self, scope: Scope) -> Lines:
+    def recursive_define(self, scope: InScope) -> Lines:
         """A function that calls itself, bounded: the depth is clamped to five."""
         name, k = self.fresh(("fn",)), self.fresh(INT)
         inner = scope.child(returns=INT)
@@ -343,7 +343,7 @@ class PlanWriter(Expressions, HostCalls):
 
     # -- host words ------------------------------------------------------------------------
 
-    def host_statement(self, scope: Scope) -> Lines | None:
+    def host_statement(self, scope: InScope) -> Lines | None:
         if not self.words:
             return None
         word = self.pick(sorted(self.words))
@@ -353,7 +353,7 @@ class PlanWriter(Expressions, HostCalls):
         name = self.fresh(kind)
         scope.bind(name, kind)
         lines = [f"{name} = {code}"]
-        uses = self.paths(Scope({name: kind}))
+        uses = self.paths(InScope({name: kind}))
         if uses and not self.chance(3):
             use, use_kind = self.pick(uses)
             alias = self.fresh(use_kind)

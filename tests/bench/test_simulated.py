@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench.simulated import SimulatedModel, detect_probability, plan_from_sheet
-from kit.words import render_file
+from kit.audit_words import render_file
 from lead import scout
 from planlang import check
 

@@ -23,6 +23,7 @@ from kit_scripted import (
     scripted_run,
 )
 
+from kit.audit_words import audit_words, render_file
 from kit.findings import (
     MODULE_LEVEL,
     batches,
@@ -36,7 +37,6 @@ from kit.findings import (
 from kit.paths import PathRefused
 from kit.prompts import LENSES, load_prompts
 from kit.source import function_spans
-from kit.words import audit_words, render_file
 from planlang.gate import Gate, Policy
 from planlang.price import price
 from planlang.project import load_project
@@ -459,7 +459,7 @@ def test_false_alarms_of_the_script_are_not_planted_bugs() -> None:
 
 def test_the_project_configuration_approves_the_example_plan() -> None:
     project = load_project(REPO / "planlang.toml")
-    assert project.host_specs == ["kit.words:audit_words"]
+    assert project.host_specs == ["kit.audit_words:audit_words"]
     assert {"scan", "skeptic", "lead"} <= set(project.settings.roles)
     gate = Gate(project.policy, settings=project.settings, host=project.host_provider(),
                 inputs=project.inputs, seeds=2)  # fmt: skip

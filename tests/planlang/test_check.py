@@ -141,3 +141,15 @@ def test_trust_is_by_identity_not_by_equal_content():
     twin = compile("x = 1\n", "plan.py", "exec")
     assert twin == checked.code  # equal by content...
     assert is_checked_code(checked.code) and not is_checked_code(twin)  # ...but not trusted
+
+
+def test_the_size_limit_counts_utf8_bytes_as_the_cli_does():
+    """MAX_SOURCE_BYTES is bytes: 300,000 three-byte characters are 900,000 characters' worth
+    less than a million characters, yet over a million bytes (the CLI refuses that file too)."""
+    from planlang.check import MAX_SOURCE_BYTES
+
+    source = "x = '" + "€" * 340_000 + "'\n"
+    assert len(source) < MAX_SOURCE_BYTES < len(source.encode("utf-8"))
+    result = planlang.check(source)
+    assert [p.code for p in result.problems] == ["PL004"]
+    assert "bytes" in result.problems[0].message

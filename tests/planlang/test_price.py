@@ -70,9 +70,9 @@ def test_predicted_credits_equal_a_scripted_real_run_exactly():
 
 
 def _words(run):
-    from planlang.binding import run_words
+    from planlang.binding import run_host_words
 
-    words, _ = run_words(run)
+    words, _ = run_host_words(run)
     return words
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import planlang
-from planlang.binding import run_words
+from planlang.binding import run_host_words
 from planlang.price import price
 from planlang.standin import schema_of, value_for
 from planlang.strategies import DEFAULT_HOST_WORDS, plans
@@ -40,7 +40,7 @@ def scripted_spend(source, seed):
     llm = LLM(Ledger(":memory:"), client=scripted_client(seed), budget=Budget(None),
               settings=SETTINGS)  # fmt: skip
     run = Run("scripted", llm=llm, settings=SETTINGS)
-    words, _ = run_words(run)
+    words, _ = run_host_words(run)
     box = planlang.Sandbox(host=words, limits=LIMITS, passthrough=(RunError,))
     try:
         run.run_sync(lambda r: box.run(source))

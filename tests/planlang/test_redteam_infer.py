@@ -574,3 +574,58 @@ def test_every_proven_read_holds_its_kind_at_run_time(rng, hosted):
     except PlanError:
         pass  # plans fail in many honest ways; only a broken proof matters here
     assert broken == []
+
+
+# -- an outside red team's breach: a chained assignment gives two names one list ------------
+
+CHAINED_ALIAS = """t = [1] * 1000
+for i in range(22):
+    t = [t, t]
+xs = ys = ['a']
+ys.append(t)
+for v in xs:
+    s = f'{v}'
+result = 1
+"""
+
+
+def test_a_chained_assignment_proves_no_string_list():
+    """``xs = ys = ['a']``: ``ys.append(big)`` changes ``xs`` too, so a loop over ``xs`` holds
+    no proven string, and its f-string field is priced (it formatted 2**22 shared lists of a
+    thousand items natively: hours of C work past a 5 s limit)."""
+    checked = planlang.check(CHAINED_ALIAS)
+    assert checked.ok
+    names = set()
+    stack = [checked.code]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack += [c for c in code.co_consts if hasattr(c, "co_names")]
+    assert names & {"_fmt_", "_text_"}, "the f-string field of an aliased list is unpriced"
+    with pytest.raises(planlang.PlanLimitError) as stopped:
+        planlang.Sandbox(limits=planlang.Limits(seconds=60)).run(checked)
+    assert stopped.value.kind == "size"
+
+
+def test_the_solver_stays_linear_on_a_crafted_chain():
+    """A chain of names that feed each other kept the fixpoint busy for minutes (6,000 names;
+    about N**3); the solver's work is now bounded, and the plan still checks."""
+    n = 6000
+    lines = "\n".join(f"    a{i} = a{i + 1}\n    a{i + 1} = a{i}" for i in range(n))
+    source = f"def f():\n    a0 = 1\n{lines}\n    return a0\nresult = 1\n"
+    from planlang.check import infer
+
+    calls = 0
+    real = infer.Kinds._binding_kind
+
+    def counted(self, *args):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return real(self, *args)
+
+    infer.Kinds._binding_kind = counted  # type: ignore[method-assign]
+    try:
+        assert planlang.check(source, filename="chain.py").ok
+    finally:
+        infer.Kinds._binding_kind = real  # type: ignore[method-assign]
+    assert calls <= infer.MAX_WORK + 2 * n

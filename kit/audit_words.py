@@ -1,7 +1,7 @@
 """The audit kit's host words: what a plan calls to read, scan, judge and report on a library.
 
 ``audit_words(run, corpus=...)`` is the provider registered in ``planlang.toml`` (and used by the
-lead and the benchmark): it returns the words of notes/KIT_API.md bound to one ``runtime.Run``,
+lead and the benchmark): it returns the words of docs/KIT.md bound to one ``runtime.Run``,
 so every model call they make is a worker of that run, priced and budgeted like the plan's own.
 Words take and return plain JSON data. Every file they read goes through ``kit.paths``, which
 refuses ``hidden/`` and anything outside the corpus.
