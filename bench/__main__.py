@@ -1,74 +1,50 @@
 """Command line of the benchmark: ``python -m bench plant | score | survey | eval``.
 
-A dispatcher of subcommands, each a function that returns the exit code: 0 ok, 1 refused or
-failed (fewer bugs than asked, malformed findings), 2 usage or I/O error. User mistakes are
-reported in one sentence on stderr, never as a traceback. A new subcommand registers itself in
-``COMMANDS`` with a function that adds its arguments and one that runs it.
+A click group; each command returns its exit code: 0 ok, 1 refused or failed (fewer bugs than
+asked, malformed findings), 2 usage or I/O error. User mistakes are reported in one sentence on
+stderr, never as a traceback (``lead.cli_exit``). ``eval`` is loaded only when it is asked for:
+it imports the runtime and the lead, which planting and scoring do not need.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import click
 
 from bench.corpus import Corpus, CorpusError, load_dir, load_package
 from bench.key import KeyFileError, write_corpus
 from bench.plant import MIN_EXAMPLES, Outcome, plant
 from bench.score import match
 from bench.survey import survey
+from lead.cli_exit import CommandError, run_command
 
 OK, FAILED, USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(CommandError):
     """A mistake in the command line or an unreadable input: exit code 2."""
 
 
-class Refused(Exception):
+class Refused(CommandError):
     """Valid input the command cannot accept: exit code 1."""
 
-
-def _add_source(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--source", help="library folder (a package, or a root holding one)")
-    group.add_argument("--package", help="installed package whose source is the corpus")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per example run")
-    parser.add_argument("--workers", type=int, default=2, help="parallel proofs (default 2)")
+    exit_code, prefix = FAILED, "refused"
 
 
-def _corpus(args: argparse.Namespace) -> Corpus:
+def _corpus(args: SimpleNamespace) -> Corpus:
+    if bool(args.source) == bool(args.package):
+        raise UsageError("Give the library as --source DIR or --package NAME (one of them).")
     try:
         return load_package(args.package) if args.package else load_dir(args.source)
     except CorpusError as error:
         raise UsageError(str(error)) from None
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value!r}")
-    return number
-
-
-def _non_negative(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value!r}")
-    return number
-
-
-def add_plant(parser: argparse.ArgumentParser) -> None:
-    _add_source(parser)
-    parser.add_argument("--out", required=True, help="output folder (audited/ and hidden/)")
-    parser.add_argument("--bugs", type=_positive, required=True, help="bugs to plant")
-    parser.add_argument("--seed", type=int, required=True, help="random seed")
-    parser.add_argument("--attempts", type=_positive, default=12, help="edits tried per file")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def _check_out(corpus: Corpus, out: Path) -> None:
@@ -88,7 +64,7 @@ def _check_out(corpus: Corpus, out: Path) -> None:
         )
 
 
-def run_plant(args: argparse.Namespace) -> int:
+def run_plant(args: SimpleNamespace) -> int:
     corpus = _corpus(args)
     out = Path(args.out)
     _check_out(corpus, out)
@@ -129,14 +105,7 @@ def run_plant(args: argparse.Namespace) -> int:
     return OK
 
 
-def add_score(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("findings", help="JSON list of findings (or {'findings': [...]})")
-    parser.add_argument("--key", required=True, help="hidden/answer_key.json")
-    parser.add_argument("--window", type=_non_negative, default=5, help="lines of slack")
-    parser.add_argument("--library", help="audited copy (default: ../audited next to the key)")
-
-
-def run_score(args: argparse.Namespace) -> int:
+def run_score(args: SimpleNamespace) -> int:
     try:
         data = json.loads(Path(args.findings).read_text(encoding="utf-8"))
     except OSError as error:
@@ -156,12 +125,7 @@ def run_score(args: argparse.Namespace) -> int:
     return OK
 
 
-def add_survey(parser: argparse.ArgumentParser) -> None:
-    _add_source(parser)
-    parser.add_argument("--failures", action="store_true", help="list files that do not pass")
-
-
-def run_survey(args: argparse.Namespace) -> int:
+def run_survey(args: SimpleNamespace) -> int:
     started = time.perf_counter()
     result = survey(_corpus(args), args.timeout, args.workers)
     for line in result.lines():
@@ -173,47 +137,82 @@ def run_survey(args: argparse.Namespace) -> int:
     return OK
 
 
-Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
-COMMANDS: list[Command] = [
-    ("plant", add_plant, run_plant),
-    ("score", add_score, run_score),
-    ("survey", add_survey, run_survey),
-]
+# -- the click group -----------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+class _Commands(click.Group):
+    """The group; ``eval`` is imported from ``bench.eval_cli`` only when it is named."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), "eval"])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == "eval":
+            from bench.eval_cli import command
+
+            return command
+        return super().get_command(ctx, name)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m bench", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    commands.add_parser("eval", help="evaluate plan designs (python -m bench eval --help)")
-    for name, add, run in COMMANDS:
-        sub = commands.add_parser(name, help=(run.__doc__ or name).strip().splitlines()[0])
-        add(sub)
-        sub.set_defaults(run=run)
-    return parser
+def _source_options(run: Any) -> Any:
+    """--source | --package, --timeout and --workers, shared by plant and survey."""
+    for option in reversed([
+        click.option("--source", metavar="DIR|FILE.py",
+                     help="Library folder (a package, or a root holding one), or a module."),
+        click.option("--package", metavar="NAME",
+                     help="Installed package whose source is the corpus."),
+        click.option("--timeout", type=float, default=60.0, show_default=True, metavar="S",
+                     help="Seconds per run of one file's examples."),
+        click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+                     metavar="N", help="Proofs run at once."),
+    ]):  # fmt: skip
+        run = option(run)
+    return run
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """The planted-bug benchmark: plant proven bugs, score findings, evaluate plan designs."""
+
+
+@cli.command("plant", short_help="Plant proven bugs into an audited copy of a library.")
+@_source_options
+@click.option("--out", required=True, metavar="DIR", help="Output folder (audited/, hidden/).")
+@click.option("--bugs", type=click.IntRange(min=1), required=True, metavar="N",
+              help="Bugs to plant.")  # fmt: skip
+@click.option("--seed", type=int, required=True, metavar="S", help="Random seed.")
+@click.option("--attempts", type=click.IntRange(min=1), default=12, show_default=True,
+              metavar="N", help="Edits tried per file.")  # fmt: skip
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+def plant_command(**options: Any) -> int:
+    """Plant N one-line bugs, each proven by the library's own examples, and write the audited
+    copy (examples removed) to DIR/audited and the answer key to DIR/hidden."""
+    return run_plant(SimpleNamespace(**options))
+
+
+@cli.command("score", short_help="Score an audit's findings against an answer key.")
+@click.argument("findings")
+@click.option("--key", required=True, metavar="FILE", help="hidden/answer_key.json.")
+@click.option("--window", type=click.IntRange(min=0), default=5, show_default=True,
+              metavar="LINES", help="Lines of slack around a bug's line.")  # fmt: skip
+@click.option("--library", metavar="DIR", help="Audited copy (default: ../audited by the key).")
+def score_command(**options: Any) -> int:
+    """Score FINDINGS (a JSON list of findings, or {"findings": [...]}) against the key; print
+    recall, precision, the bugs found and missed as JSON."""
+    return run_score(SimpleNamespace(**options))
+
+
+@cli.command("survey", short_help="Count a library's doctest examples and passing files.")
+@_source_options
+@click.option("--failures", is_flag=True, help="List the files whose examples do not pass.")
+def survey_command(**options: Any) -> int:
+    """Survey a library: files, tokens, shards, files with examples and files whose examples
+    all pass (the files a bug can be planted in)."""
+    return run_survey(SimpleNamespace(**options))
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["eval"]:  # the evaluation has its own parser (bench/eval_cli.py)
-        from bench.eval_cli import main as run_eval
-
-        return run_eval(argv[1:])
-    try:
-        args = build_parser().parse_args(argv)
-        if getattr(args, "workers", 1) < 1:
-            raise UsageError(f"--workers must be 1 or more, got {args.workers!r}.")
-        return int(args.run(args))
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE
-    except Refused as error:
-        print(f"refused: {error}", file=sys.stderr)
-        return FAILED
+    return run_command(cli, argv, "python -m bench")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """``python -m bench eval``: five plan designs and three ablations on one corpus, scored.
 
 Every design is a plan in the plan language that goes the one way any plan goes: gate (check
-and price) -> ApprovedPlan -> Run. The designs: (1) one agent reading the library in as few
-calls as fit its context; (2) one agent given the money the workflow spent, as more samples;
+and price) -> ApprovedPlan -> Run. The designs: (1) one agent given the whole library in one
+read; (2) one agent given the money the workflow spent, as more samples;
 (3) a lead that hands out one task at a time and reads every report; (4) the fixed workflow
 (every shard through every lens, skeptics, vote); (5) the plan the lead writes from the fact
-sheet. Ablations of (4): no skeptics (H4), a second scan round (H5), skeptics shown the result
-of running the failing call (H6). Verdicts are computed from the measured numbers only.
+sheet. Ablations of (4): no skeptics (H4; the study's slim plan, also at 100,000-token shards),
+a second scan round (H5), skeptics shown the result of running the failing call (H6). The
+report, its intervals and verdicts are ``bench.report``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from lead.scout import audited_root
 from planlang.gate import Decision, Gate, Policy
 from runtime import Budget, Client, Ledger, Settings
 
-__all__ = ["DesignRun", "EvalReport", "Setup", "Verdict", "evaluate", "render", "verdicts"]
+__all__ = ["DESIGN_IDS", "DesignRun", "Setup", "evaluate", "evaluate_repeated", "run_design"]
 
 DESIGNS = Path(__file__).with_name("designs")
 LENSES = ["boundaries", "logic", "state", "general"]
+LIBRARY_TOKENS = 10**9  # a shard target no library reaches: the whole library in one read
+SAMPLE_STRIDE = 1_000  # repeat k asks samples k * SAMPLE_STRIDE on
+DESIGN_IDS = ("1", "2", "3", "4", "5", "4-noskep", "slim-100k", "4-round2", "4-verify")
 
 
 @dataclass
@@ -50,33 +54,15 @@ class DesignRun:
     skeptic_accuracy: float | None = None
     note: str = ""
     repeats: int = 1
+    wrong: int = 0  # places reported that hold no bug (precision's false side)
+    agree: int = 0  # skeptic verdicts that agree with the key
+    judged: int = 0  # skeptic verdicts on a candidate the key decides
+    seed: int = 0
 
     @property
     def f1(self) -> float:
         total = self.recall + self.precision
         return 2 * self.recall * self.precision / total if total else 0.0
-
-
-@dataclass
-class Verdict:
-    id: str
-    claim: str
-    holds: bool | None  # None: a design it needs did not complete
-    evidence: str
-
-
-@dataclass
-class EvalReport:
-    title: str
-    corpus: str
-    model: str
-    budget: float
-    runs: list[DesignRun]
-    verdicts: list[Verdict]
-    command: str = ""
-
-    def run(self, design_id: str) -> DesignRun:
-        return next(r for r in self.runs if r.id == design_id)
 
 
 @dataclass
@@ -90,6 +76,8 @@ class Setup:
     context_tokens: int = 100_000
     ledger_path: str = ":memory:"
     seed: int = 0
+    designs: frozenset[str] | None = None  # None: every design
+    replay: bool = False  # answer from the ledger only; nothing is sent
 
 
 def _design(name: str) -> str:
@@ -107,21 +95,22 @@ def _score(run: DesignRun, result: Any, setup: Setup) -> None:
     score = match(findings, setup.key, library=audited_root(setup.corpus))
     run.recall, run.precision = score.recall, score.precision
     run.found, run.findings = list(score.found), len(findings)
+    run.wrong = len(score.wrong_places)
     if isinstance(result, dict) and result.get("verdicts"):
-        run.skeptic_accuracy = _skeptic_accuracy(result, setup)
+        run.agree, run.judged = _skeptic_agreement(result, setup)
+        run.skeptic_accuracy = run.agree / run.judged if run.judged else None
 
 
-def _skeptic_accuracy(result: Mapping[str, Any], setup: Setup) -> float | None:
-    """Share of skeptic verdicts that agree with the key (a candidate is real when it scores)."""
+def _skeptic_agreement(result: Mapping[str, Any], setup: Setup) -> tuple[int, int]:
+    """Skeptic verdicts that agree with the key, of those judged (a candidate is real when it
+    scores)."""
     library = audited_root(setup.corpus)
     truth = {}
     for candidate in result.get("candidates") or []:
         key = f"{candidate.get('file')}::{candidate.get('function')}"
         truth[key] = bool(match([candidate], setup.key, library=library).found)
     judged = [v for votes in result["verdicts"] for v in votes if v.get("key") in truth]
-    if not judged:
-        return None
-    return sum(bool(v.get("real")) == truth[v["key"]] for v in judged) / len(judged)
+    return sum(bool(v.get("real")) == truth[v["key"]] for v in judged), len(judged)
 
 
 def run_design(
@@ -129,12 +118,12 @@ def run_design(
     budget: float | None,
 ) -> DesignRun:  # fmt: skip
     """Gate, approve and run one design's plan on a fresh ledger and budget; score it."""
-    row = DesignRun(design_id, name, budget, "failed")
+    row = DesignRun(design_id, name, budget, "failed", seed=setup.seed)
     ledger = Ledger(setup.ledger_path)
     gate = Gate(Policy(max_credits=budget), settings=setup.settings, host=_host(setup),
                 inputs=inputs, seeds=2)  # fmt: skip
+    llm = _llm(setup, ledger, budget)
     try:
-        llm = _llm(setup, ledger, budget)
         decision = gate.submit(source, f"{design_id}.py")
         if decision.plan is None:
             row.status, row.note = "held", "; ".join(decision.reasons)
@@ -149,18 +138,19 @@ def run_design(
     finally:
         gate.close()
         ledger.close()
+        _close(llm)
 
 
 def run_lead_design(setup: Setup) -> DesignRun:
     """Design 5: the lead writes the plan from the fact sheet; it runs with replans."""
-    row = DesignRun("5", "lead's plan from the fact sheet", setup.budget, "failed")
+    row = DesignRun("5", "lead's plan from the fact sheet", setup.budget, "failed", seed=setup.seed)
     prices = {name: (role.model, role.price) for name, role in setup.settings.roles.items()}
     sheet = scout(setup.corpus, setup.budget, prices)
     ledger = Ledger(setup.ledger_path)
     gate = Gate(Policy(max_credits=setup.budget), settings=setup.settings, host=_host(setup),
                 seeds=2)  # fmt: skip
+    llm = _llm(setup, ledger, setup.budget)
     try:
-        llm = _llm(setup, ledger, setup.budget)
         started = time.perf_counter()
         result = plan_and_run(sheet, llm, llm, gate)
         row.wall_seconds = time.perf_counter() - started
@@ -178,14 +168,26 @@ def run_lead_design(setup: Setup) -> DesignRun:
     finally:
         gate.close()
         ledger.close()
+        _close(llm)
 
 
 def _llm(setup: Setup, ledger: Ledger, budget: float | None) -> SampleTellingLLM:
     """A fresh LLM for one design: the setup's client for its seed, a budget of ``budget``.
     It tells the client each question's sample number: a simulated client seeds its answer by
-    it, so parallel samples get the same answers whichever thread asks first."""
-    return SampleTellingLLM(ledger, client=setup.make_client(setup.seed), budget=Budget(budget),
-                            settings=setup.settings)  # fmt: skip
+    it, so parallel samples get the same answers whichever thread asks first. Repeat k asks
+    samples k * SAMPLE_STRIDE on, so a real model's repeats are new answers, not ledger hits;
+    replaying, it sends nothing and a question the ledger lacks ends the run."""
+    client = None if setup.replay else setup.make_client(setup.seed)
+    return SampleTellingLLM(ledger, client=client, budget=Budget(budget), settings=setup.settings,
+                            mode="replay" if setup.replay else "collect",
+                            offset=setup.seed * SAMPLE_STRIDE)  # fmt: skip
+
+
+def _close(llm: SampleTellingLLM) -> None:
+    """Close the design's client (an HTTP client holds sockets)."""
+    close = getattr(llm.client, "close", None)
+    if callable(close):
+        close()
 
 
 def _host(setup: Setup) -> Any:
@@ -193,155 +195,45 @@ def _host(setup: Setup) -> Any:
 
 
 def evaluate(setup: Setup) -> list[DesignRun]:
-    """Run every design and ablation; returns the rows in the report's order."""
+    """Run every design and ablation (or those of ``setup.designs``), in the report's order."""
     fixed = {"shard_tokens": setup.shard_tokens, "lenses": LENSES, "rounds": 1, "skeptics": 3,
              "need": 2, "batch": 8, "verify": False}  # fmt: skip
-    one = {"context_tokens": setup.context_tokens, "samples": 1}
+    one = {"library_tokens": LIBRARY_TOKENS, "samples": 1}
     b = setup.budget
-    runs = [run_design(setup, "1", "one agent alone", _design("one_agent"), one, b)]
-    workflow = run_design(setup, "4", "fixed workflow (every shard x lens, skeptics, vote)",
-                          _design("fixed"), fixed, b)  # fmt: skip
     scan_price = setup.settings.role("scan").price
-    shards_read = max(1, runs[0].calls)
-    samples = max(1, math.floor(workflow.credits / (shards_read * scan_price)))
-    same_money = dict(one, samples=samples)
-    runs.append(run_design(setup, "2", f"one agent, same money as 4 ({samples} samples)",
-                           _design("one_agent"), same_money, workflow.credits or b))  # fmt: skip
     per_task = scan_price + setup.settings.role("lead").price
     tasks = {"shard_tokens": setup.shard_tokens, "lenses": LENSES,
              "max_tasks": max(1, math.floor(b / per_task))}  # fmt: skip
-    runs.append(run_design(setup, "3", "lead hands out tasks one at a time",
-                           _design("orchestrator"), tasks, b))  # fmt: skip
-    runs.append(workflow)
-    runs.append(run_lead_design(setup))
-    runs.append(run_design(setup, "4-noskep", "4 without skeptics (H4)", _design("fixed"),
-                           dict(fixed, skeptics=0), b))  # fmt: skip
-    runs.append(run_design(setup, "4-round2", "4 with a second scan round, 2x budget (H5)",
-                           _design("fixed"), dict(fixed, rounds=2), 2 * b))  # fmt: skip
-    runs.append(run_design(setup, "4-verify", "4 with the failing call run for skeptics (H6)",
-                           _design("fixed"), dict(fixed, verify=True), b))  # fmt: skip
+    # Design 2's money is design 4's reading: its lenses read the library len(LENSES) times.
+    samples = len(LENSES)
+    plans: list[tuple[str, str, str, dict[str, Any], float]] = [
+        ("1", "one agent alone", "one_agent", one, b),
+        ("2", f"one agent, same reading as 4 ({samples} samples)", "one_agent",
+         dict(one, samples=samples), b),
+        ("3", "lead hands out tasks one at a time", "orchestrator", tasks, b),
+        ("4", "fixed workflow (every shard x lens, skeptics, vote)", "fixed", fixed, b),
+        ("5", "", "", {}, b),
+        ("4-noskep", "4 without skeptics: the slim plan (H4)", "fixed",
+         dict(fixed, skeptics=0), b),
+        ("slim-100k", "the slim plan at 100,000-token shards", "fixed",
+         dict(fixed, skeptics=0, shard_tokens=100_000), b),
+        ("4-round2", "4 with a second scan round, 2x budget (H5)", "fixed",
+         dict(fixed, rounds=2), 2 * b),
+        ("4-verify", "4 with the failing call run for skeptics (H6)", "fixed",
+         dict(fixed, verify=True), b),
+    ]  # fmt: skip
+    runs = []
+    for design_id, name, plan, inputs, budget in plans:
+        if setup.designs is not None and design_id not in setup.designs:
+            continue
+        if design_id == "5":
+            runs.append(run_lead_design(setup))
+        else:
+            runs.append(run_design(setup, design_id, name, _design(plan), inputs, budget))
     return runs
 
 
-def evaluate_repeated(setup: Setup, repeats: int) -> list[DesignRun]:
-    """``evaluate`` with seeds ``setup.seed`` .. ``+ repeats - 1``; each row the mean of its runs
-    (a simulated run of 12 bugs is one noisy draw; the mean is what a verdict should rest on)."""
-    rounds = [evaluate(replace(setup, seed=setup.seed + i)) for i in range(repeats)]
-    return [_mean([runs[i] for runs in rounds]) for i in range(len(rounds[0]))]
-
-
-def _mean(rows: list[DesignRun]) -> DesignRun:
-    first = rows[0]
-    failed = [r for r in rows if r.status != "completed"]
-    accuracies = [r.skeptic_accuracy for r in rows if r.skeptic_accuracy is not None]
-
-    def avg(name: str) -> float:
-        return sum(float(getattr(r, name)) for r in rows) / len(rows)
-
-    budgets = [r.budget for r in rows if r.budget is not None]
-    budget = round(sum(budgets) / len(budgets), 6) if len(budgets) == len(rows) else None
-    return DesignRun(
-        first.id, first.name, budget,
-        failed[0].status if failed else "completed",
-        recall=avg("recall"), precision=avg("precision"), credits=round(avg("credits"), 6),
-        calls=round(avg("calls")), wall_seconds=avg("wall_seconds"),
-        found=sorted({bug for r in rows for bug in r.found}),
-        findings=round(avg("findings")),
-        skeptic_accuracy=sum(accuracies) / len(accuracies) if accuracies else None,
-        note="; ".join(dict.fromkeys(r.note for r in rows if r.note)),
-        repeats=len(rows),
-    )  # fmt: skip
-
-
-def verdicts(runs: list[DesignRun]) -> list[Verdict]:
-    """Each hypothesis judged from the rows' numbers (never written by hand)."""
-    rows = {r.id: r for r in runs}
-
-    def done(*ids: str) -> bool:
-        return all(i in rows and rows[i].status == "completed" for i in ids)
-
-    out = []
-    w, one, money = rows.get("4"), rows.get("1"), rows.get("2")
-    for vid, other, claim in (
-        ("H1", one, "the workflow beats one agent"),
-        ("H1b", money, "it beats one agent given the same money"),
-    ):
-        if w is None or other is None or not done("4", other.id):
-            out.append(Verdict(vid, claim + " (F1)", None, "a design did not complete"))
-            continue
-        out.append(
-            Verdict(
-                vid,
-                claim + " (F1)",
-                w.f1 > other.f1,
-                f"F1 {w.f1:.3f} (design 4) vs {other.f1:.3f} (design {other.id})",
-            )
-        )
-    claim = "skeptics raise precision by >= 0.15 at a cost of <= 0.05 recall"
-    if done("4", "4-noskep"):
-        raw = rows["4-noskep"]
-        gain, loss = w.precision - raw.precision, raw.recall - w.recall  # type: ignore[union-attr]
-        out.append(
-            Verdict(
-                "H4",
-                claim,
-                gain >= 0.15 and loss <= 0.05,
-                f"precision +{gain:.3f}, recall -{loss:.3f}",
-            )
-        )
-    else:
-        out.append(Verdict("H4", claim, None, "a design did not complete"))
-    claim = "a second scan round adds bugs"
-    if done("4", "4-round2"):
-        gain = rows["4-round2"].recall - w.recall  # type: ignore[union-attr]
-        added = sorted(set(rows["4-round2"].found) - set(w.found))  # type: ignore[union-attr]
-        evidence = f"mean recall +{gain:.3f}; never found in one round: {', '.join(added) or '-'}"
-        out.append(Verdict("H5", claim + " (mean recall)", gain > 0, evidence))
-    else:
-        out.append(Verdict("H5", claim, None, "a design did not complete"))
-    claim = "running the failing call makes skeptics more accurate"
-    acc, vacc = (
-        (w.skeptic_accuracy if w else None),
-        rows["4-verify"].skeptic_accuracy if "4-verify" in rows else None,
-    )
-    if done("4", "4-verify") and acc is not None and vacc is not None:
-        out.append(
-            Verdict(
-                "H6",
-                claim,
-                vacc > acc,
-                f"skeptic accuracy {vacc:.3f} with verification vs {acc:.3f} without",
-            )
-        )
-    else:
-        out.append(Verdict("H6", claim, None, "no skeptic verdicts to compare"))
-    return out
-
-
-def render(report: EvalReport) -> str:
-    """The report as markdown: one row per design, one verdict per hypothesis."""
-    lines = [
-        f"# {report.title}",
-        "",
-        f"Corpus `{report.corpus}`, model {report.model}, budget {report.budget:g} credits "
-        "per design unless its name says otherwise; each row is the mean of "
-        f"{report.runs[0].repeats if report.runs else 0} run(s).",
-        "",
-        "| design | name | status | recall | precision | F1 | credits | calls | wall s |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in report.runs:
-        lines.append(
-            f"| {r.id} | {r.name} | {r.status} | {r.recall:.3f} | {r.precision:.3f} | "
-            f"{r.f1:.3f} | {r.credits:g} | {r.calls} | {r.wall_seconds:.2f} |"
-        )
-    lines += ["", "| hypothesis | claim | verdict | from the numbers |", "|---|---|---|---|"]
-    for v in report.verdicts:
-        verdict = {True: "holds", False: "does not hold", None: "undecided"}[v.holds]
-        lines.append(f"| {v.id} | {v.claim} | {verdict} | {v.evidence} |")
-    notes = [f"- design {r.id}: {r.note}" for r in report.runs if r.note]
-    if notes:
-        lines += ["", "Notes:", *notes]
-    if report.command:
-        lines += ["", f"Command: `{report.command}`"]
-    return "\n".join(lines) + "\n"
+def evaluate_repeated(setup: Setup, repeats: int) -> list[list[DesignRun]]:
+    """``evaluate`` with seeds ``setup.seed`` .. ``+ repeats - 1``: one list of rows per repeat
+    (a run of 12 or 72 bugs is one noisy draw; the report pools them, with intervals)."""
+    return [evaluate(replace(setup, seed=setup.seed + i)) for i in range(repeats)]

@@ -1,32 +1,30 @@
-"""A simulated model for offline evaluations: it knows the answer key and errs at set rates.
+"""A simulated model for offline evaluations: it knows the answer key and errs at fitted rates.
 
 Real models are slow and cost money, and the evaluation must run in CI; so ``python -m bench
 eval --model simulated`` answers every call with this client. It recognises the kit's calls by
-the markers of the kit's contract (docs/KIT.md) and is deterministic: each answer is
-seeded by the question itself and by its sample number, which ``SampleTellingLLM`` hands it
-(the runtime's client interface carries only model, messages and params). Seeding by the order
-of asking instead would let thread timing decide which of two parallel samples of one question
-gets which answer, and the run's numbers would change from run to run. Called directly, without
-a sample, the client falls back to counting how often the same question was asked.
+the markers of the kit's contract (docs/KIT.md) and is deterministic: each answer is seeded by
+the question itself and by its sample number, which ``SampleTellingLLM`` hands it (the runtime's
+client interface carries only model, messages and params). Seeding by the order of asking instead
+would let thread timing decide which of two parallel samples of one question gets which answer.
+Called directly, without a sample, the client falls back to counting how often the same question
+was asked.
 
-What it does, and the assumptions the numbers of a simulated report rest on:
+Its numbers are in ``bench.calibration``, fitted to the reference study where it measured
+something and assumed (and said so) where it did not:
 
-- scan ("ROLE: scan"): each planted bug in the shard's files ("=== FILE: <path> ===") is found
-  with probability ``detect_probability(shard tokens)``, calibrated to the reference study: a
-  slim plan found 0.38 of the bugs at 20,000-token shards and 0.18 at 100,000. Between them the
-  probability is interpolated on log(tokens); outside it is clamped to those two values (the
-  study measured nothing smaller or larger, so the simulation claims no gain it cannot back).
-  Every lens is an independent read at that probability. A found bug is reported at its line
-  and function, with the failing call and expected value from the key. Each scan also makes
-  false alarms: ``FALSE_ALARM_TRIES`` tries at ``FALSE_ALARM_RATE`` (0.9 a scan on average), each
-  at a random function of the shard that holds no bug.
-- skeptic ("ROLE: skeptic"): judges each report (by its "key", path::function) correctly with
-  ``SKEPTIC_ACCURACY``: a real bug is called real with 0.85, a false alarm is called false with
-  0.75; when the message shows a "VERIFICATION:" section, 0.95 and 0.92.
-- review ("ROLE: review", the orchestrating lead of design 3): keeps each finding it judges
-  real, with the accuracy of one skeptic without verification.
-- lead ("ROLE: lead"): writes an audit plan from the fact sheet (see ``lead_plan``): it picks
-  the smallest shard size whose estimated cost fits the budget, then lenses, skeptics, vote.
+- scan ("ROLE: scan"): a planted bug in the shard's files ("=== FILE: <path> ===") is *visible*
+  in a read of ``t`` tokens when the bug's latent draw (one per bug and seed) is under
+  ``visibility(t)``; a visible bug is reported with probability ``READ_HIT`` by each read. A
+  read longer than the model's context (``context_tokens``) is one agent alone over a library
+  far beyond it: it starts at a file of its choosing, reads on for about ``SOLO_READ_TOKENS``
+  (uniform between none and twice that), forgetting as it goes, so what it reports is seen at
+  the visibility of one context; then it stops. A found bug is reported at its line and
+  function, with the failing call and expected value from the key. Each read also makes false
+  alarms: ``FALSE_ALARM_TRIES`` tries at ``FALSE_ALARM_RATE``, each at a function without a bug.
+- skeptic ("ROLE: skeptic"): a real bug is called real with the fitted ``skeptic_real``, a false
+  alarm false with ``SKEPTIC_FALSE``; with a "VERIFICATION:" section, ``VERIFIED``.
+- review ("ROLE: review", the orchestrating lead of design 3): one skeptic without verification.
+- lead ("ROLE: lead"): writes an audit plan from the fact sheet (see ``plan_from_sheet``).
 """
 
 from __future__ import annotations
@@ -43,19 +41,27 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from bench.calibration import (
+    CONTEXT_TOKENS,
+    FALSE_ALARM_RATE,
+    FALSE_ALARM_TRIES,
+    FITTED,
+    READ_HIT,
+    SKEPTIC_FALSE,
+    VERIFIED,
+    visibility,
+)
 from kit.library import PARSE_LOCK
 from kit.shards import CHARS_PER_TOKEN
 from kit.source import function_spans
 from runtime import LLM, Reply
 
-__all__ = ["SampleTellingLLM", "SimulatedModel", "detect_probability", "lead_plan", "SIMULATED"]
+__all__ = ["SampleTellingLLM", "SimulatedModel", "lead_plan", "SIMULATED"]
 
 SIMULATED = "simulated"
-CALIBRATION = ((20_000, 0.38), (100_000, 0.18))
-FALSE_ALARM_TRIES, FALSE_ALARM_RATE = 3, 0.3
 SKEPTIC_ACCURACY = {  # (P(real | real bug), P(false | false alarm)), without / with verification
-    False: (0.85, 0.75),
-    True: (0.95, 0.92),
+    False: (FITTED.skeptic_real, SKEPTIC_FALSE),
+    True: VERIFIED,
 }
 _FILE = re.compile(r"^=== (?:FILE: )?(.+?)(?: \(\d+ lines\))? ===$", re.MULTILINE)
 _KEY = re.compile(r'"key":\s*"([^"]+)"')
@@ -63,26 +69,21 @@ _KEY = re.compile(r'"key":\s*"([^"]+)"')
 _SAMPLE: ContextVar[int | None] = ContextVar("simulated_sample", default=None)
 
 
-def detect_probability(tokens: float) -> float:
-    """The chance that one scan of a shard of ``tokens`` finds a given bug in it."""
-    (t0, p0), (t1, p1) = CALIBRATION
-    if tokens <= t0:
-        return p0
-    if tokens >= t1:
-        return p1
-    share = (math.log(tokens) - math.log(t0)) / (math.log(t1) - math.log(t0))
-    return p0 + share * (p1 - p0)
-
-
 class SampleTellingLLM(LLM):
     """An ``LLM`` that tells a simulated client which sample each question is.
 
     The client is called on the thread that called ``chat`` (``runtime.llm``: budget, client,
     ledger in turn), so a context variable set around the call reaches it. A real client
-    ignores it.
+    ignores it. ``offset`` is added to every sample number (one repeat of an evaluation asks
+    its own samples, so a ledger does not answer them with another repeat's).
     """
 
+    def __init__(self, *args: Any, offset: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.offset = offset
+
     def chat(self, messages: list[dict[str, Any]], *, sample: int = 0, **kwargs: Any) -> Reply:
+        sample += self.offset
         told = _SAMPLE.set(sample)
         try:
             return super().chat(messages, sample=sample, **kwargs)
@@ -94,8 +95,15 @@ class SimulatedModel:
     """A client ``(model, messages, **params) -> Reply`` for the kit's scan and skeptic calls,
     design 3's review calls and the lead."""
 
-    def __init__(self, corpus: str | Path, key: Mapping[str, Any], seed: int = 0) -> None:
+    def __init__(
+        self,
+        corpus: str | Path,
+        key: Mapping[str, Any],
+        seed: int = 0,
+        context_tokens: int = CONTEXT_TOKENS,
+    ) -> None:
         self.root = Path(corpus)
+        self.context_tokens = context_tokens
         self.bugs = list(key["bugs"])
         self.bug_keys = {f"{b['path']}::{b['function']}" for b in self.bugs}
         self.seed = seed
@@ -150,11 +158,16 @@ class SimulatedModel:
     # -- scan ----------------------------------------------------------------------------
 
     def _scan(self, system: str, user: str, rng: random.Random) -> dict[str, Any]:
-        files = [f.strip() for f in _FILE.findall(user)]
-        probability = detect_probability(len(user) / CHARS_PER_TOKEN)
+        sizes = _file_tokens(user)
+        tokens = len(user) / CHARS_PER_TOKEN
+        if tokens > self.context_tokens:  # one agent alone: reads on from somewhere, stops
+            files, tokens = self._solo_reading(sizes, rng), self.context_tokens
+        else:
+            files = [path for path, _ in sizes]
+        seen = visibility(tokens)
         findings = []
         for bug in self.bugs:
-            if bug["path"] in files and rng.random() < probability:
+            if bug["path"] in files and self._latent(bug) < seen and rng.random() < READ_HIT:
                 failing = bug["failing"][0] if bug.get("failing") else {}
                 findings.append({
                     "file": bug["path"], "line": int(bug["line"]), "function": bug["function"],
@@ -169,6 +182,24 @@ class SimulatedModel:
                 if alarm is not None:
                     findings.append(alarm)
         return {"findings": findings}
+
+    def _latent(self, bug: Mapping[str, Any]) -> float:
+        """The bug's draw in [0, 1) for this seed: visible in every read whose visibility is
+        above it (so reads of one run agree on which bugs are easy)."""
+        digest = hashlib.sha256(f"{self.seed}:visible:{bug['id']}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64
+
+    def _solo_reading(self, sizes: list[tuple[str, float]], rng: random.Random) -> list[str]:
+        """The files one agent reads before it stops: on from a file it picks, in order."""
+        budget = rng.uniform(0.0, 2.0 * FITTED.solo_read_tokens)
+        start, files = rng.randrange(len(sizes)), []
+        for step in range(len(sizes)):
+            path, size = sizes[(start + step) % len(sizes)]
+            if budget <= 0:
+                break
+            files.append(path)
+            budget -= size
+        return files
 
     def _false_alarm(self, path: str, rng: random.Random) -> dict[str, Any] | None:
         spans = [s for s in self._functions(path) if f"{path}::{s[0]}" not in self.bug_keys]
@@ -271,13 +302,26 @@ def plan_from_sheet(sheet: str) -> str:
     skeptic_price = _number(r"skeptic \([^,]*, ([\d.]+)\)", sheet, 0.25)
     lenses_all = ["boundaries", "logic", "state", "general"]
     options = sorted(options) or [(20_000, 1)]
-    for lens_count, skeptics in ((4, 3), (2, 3), (1, 3), (1, 0)):
-        for target, count in options:  # smallest shards first: they find the most
-            scans = count * lens_count
-            checks = skeptics * math.ceil(scans * 1.5 / 8)
-            if scans * scan_price + checks * skeptic_price <= 0.8 * budget:
-                return lead_plan(target, lenses_all[-lens_count:], skeptics)
+
+    def fits(count: int, lens_count: int, skeptics: int) -> bool:
+        scans = count * lens_count
+        checks = skeptics * math.ceil(scans * 1.5 / 8)
+        return scans * scan_price + checks * skeptic_price <= 0.8 * budget
+
+    # Shard size first (the sheet: smaller shards find more), then as many lenses as still fit.
+    for target, count in options:
+        if fits(count, 1, 3):
+            lenses = max(n for n in (1, 2, 4) if fits(count, n, 3))
+            return lead_plan(target, lenses_all[-lenses:], 3)
     return lead_plan(options[-1][0], ["general"], 0)
+
+
+def _file_tokens(user: str) -> list[tuple[str, float]]:
+    """Each file shown in a scan message, with its tokens there."""
+    marks = list(_FILE.finditer(user))
+    ends = [m.start() for m in marks[1:]] + [len(user)]
+    return [(m.group(1).strip(), (end - m.start()) / CHARS_PER_TOKEN)
+            for m, end in zip(marks, ends, strict=True)]  # fmt: skip
 
 
 def _number(pattern: str, text: str, default: float) -> float:

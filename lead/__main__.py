@@ -9,55 +9,62 @@ never imports the benchmark.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import click
 
 from lead.audit import AuditSetup, audit, settings_with_roles
+from lead.cli_exit import CommandError, run_command
 from planlang import PlanRefused
 from runtime import Settings, http_client
 
 OK, FAILED, USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(CommandError):
     """A mistake in the command line or an unreadable input: exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """The lead audits a library: it writes the plan, the gate approves it, the run reports."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m lead", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = commands.add_parser("audit", help="audit a library with a plan the lead writes")
-    run.add_argument("corpus", help="library folder (or a benchmark folder holding audited/)")
-    run.add_argument("--budget", type=float, required=True, help="credits for the whole audit")
-    run.add_argument("--endpoint", help="OpenAI-compatible base URL (default: LLM_BASE_URL)")
-    run.add_argument("--model", help="one model name for every role (lead, scan, skeptic)")
-    run.add_argument("--config", help="settings TOML (roles, prices, concurrency)")
-    run.add_argument("--key", help="answer key: score the findings with python -m bench score")
-    run.add_argument("--out", default="findings.json", help="where to write the findings JSON")
-    run.add_argument("--ledger", default=".planlang/answers.db", help="answer ledger (SQLite)")
-    run.add_argument("--replans", type=int, default=2, help="replan cap (default 2)")
-    return parser
+@cli.command("audit", short_help="Audit a library with a plan the lead writes.")
+@click.argument("corpus")
+@click.option("--budget", type=float, required=True, metavar="CREDITS",
+              help="Credits for the whole audit.")  # fmt: skip
+@click.option("--endpoint", metavar="URL",
+              help="OpenAI-compatible base URL (default: LLM_BASE_URL).")  # fmt: skip
+@click.option(
+    "--model", metavar="NAME", help="One model name for every role (lead, scan, skeptic)."
+)
+@click.option("--config", metavar="FILE", help="Settings TOML (roles, prices, concurrency).")
+@click.option(
+    "--key", metavar="FILE", help="Answer key: score the findings with python -m bench score."
+)
+@click.option("--out", default="findings.json", show_default=True, metavar="FILE",
+              help="Where to write the findings JSON.")  # fmt: skip
+@click.option("--ledger", default=".planlang/answers.db", show_default=True, metavar="FILE",
+              help="Answer ledger (SQLite).")  # fmt: skip
+@click.option("--replans", type=int, default=2, show_default=True, metavar="N", help="Replan cap.")
+def audit_command(**options: Any) -> int:
+    """Audit CORPUS (a library folder, or a benchmark folder holding audited/) with a plan the
+    lead writes."""
+    return _audit(SimpleNamespace(**options))
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        return _audit(args)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE
+    return run_command(cli, argv, "python -m lead")
 
 
-def _audit(args: argparse.Namespace) -> int:
+def _audit(args: SimpleNamespace) -> int:
     if args.budget <= 0:
         raise UsageError(f"--budget must be a positive number of credits, got {args.budget!r}.")
     if args.replans < 0:

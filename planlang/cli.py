@@ -155,6 +155,21 @@ def report_command(run: str, output: str | None, config: str | None) -> None:
     cli_report.report_command(run, output, config)
 
 
+@cli.group("ledger")
+def ledger_group() -> None:
+    """Work with answer ledgers (SQLite files or postgresql:// servers)."""
+
+
+@ledger_group.command("copy")
+@click.argument("source")
+@click.argument("destination")
+def ledger_copy_command(source: str, destination: str) -> None:
+    """Copy every answer from SOURCE to DESTINATION (file paths or postgresql:// addresses)."""
+    from planlang import cli_ledger
+
+    cli_ledger.copy_command(source, destination)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
     try:

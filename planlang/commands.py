@@ -19,15 +19,18 @@ import click
 from rich.console import Console
 from rich.live import Live
 
+from planlang.cli_ledger import open_ledger, open_shared_budget
 from planlang.cli_report import price_html, run_html
 from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, PlanFileError, read_plan
 from planlang.errors import PlanError, PlanRefused
 from planlang.gate import Gate, TamperedPlan
+from planlang.gate_seal import KeyFileError
 from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.run import endpoint_client, front_door, start_run
 from runtime import LLM, Run, RunError
+from runtime.stores import StoreUnavailable
 
 
 def _project(config: str | None) -> Project:
@@ -38,15 +41,19 @@ def _project(config: str | None) -> Project:
 
 
 def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
-    return Gate(
-        project.policy,
-        store=project.state_dir / "gate.db",
-        settings=project.settings,
-        host=project.host_provider(),
-        inputs=project.inputs,
-        seeds=seeds,
-        latency=latency,
-    )
+    try:
+        return Gate(
+            project.policy,
+            store=project.gate_store,
+            key_file=project.gate_key,
+            settings=project.settings,
+            host=project.host_provider(),
+            inputs=project.inputs,
+            seeds=seeds,
+            latency=latency,
+        )
+    except (KeyFileError, StoreUnavailable, ValueError) as error:
+        raise PlanFileError(f"gate {project.gate_store}: {error}") from None
 
 
 def _refused(error: PlanRefused, as_json: bool) -> None:
@@ -157,14 +164,15 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
             raise PlanFileError(str(error)) from None
     run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + approved.sha256[:8]
     folder = project.state_dir / "runs" / run_id
-    llm = front_door(settings, project.state_dir / "answers.db", client=client, replay=replay,
-                     budget=budget)  # fmt: skip
-    ledger = llm.ledger
+    ledger = open_ledger(project.ledger)
+    llm = front_door(settings, ledger, client=client, replay=replay, budget=budget)
+    if project.budget is not None:  # a budget shared on the server instead of the run's own
+        llm.budget = open_shared_budget(project, budget if budget is not None else settings.cap)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for planlang report
     code = _watch(llm, approved, folder, path, "replay" if replay else "collect")
-    if ledger is not None:
-        ledger.close()
+    ledger.close()
+    llm.budget.close()
     if client is not None:
         client.close()
     sys.exit(code)

@@ -1,13 +1,15 @@
 """The gate: the only way from plan source to execution.
 
 ``Gate(policy).submit(source)`` checks and prices the plan, then approves it under the policy or
-holds it for a person, with the reasons. Held plans are stored (SQLite) with their price, and
-``approve(id)`` lets one go. What the gate hands on is an ``ApprovedPlan``: the code compiled from
-exactly the source that was checked and priced, sealed with an HMAC over the source's sha256,
-the compiled code object, the policy and the price. Any change (one character of the source,
-another code object, another policy) breaks the seal, and a broken or foreign seal is refused at
-run. The code is sealed by identity, and ``check`` vouches that it compiled that very object from
-that source: its bytes (``marshal``) are no fingerprint, since they depend on reference counts.
+holds it for a person, with the reasons. Decisions are stored with their price
+(``planlang.gate_store``: a SQLite file or a PostgreSQL server), each sealed with a key kept
+outside the store (``planlang.gate_seal``), and ``approve(id)`` lets a held one go. What the
+gate hands on is an ``ApprovedPlan``: the code compiled from exactly the source that was
+checked and priced, sealed with an HMAC over the source's sha256, the compiled code object,
+the policy and the price. Any change (one character of the source, another code object,
+another policy) breaks the seal, and a broken or foreign seal is refused at run. The code is
+sealed by identity, and ``check`` vouches that it compiled that very object from that source:
+its bytes (``marshal``) are no fingerprint, since they depend on reference counts.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import hashlib
 import hmac
 import json
 import secrets
-import sqlite3
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from planlang.binding import HostProvider, plan_sandbox, run_host_words
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
 from planlang.errors import PlanRefused, TamperedPlan
+from planlang.gate_seal import default_key_path, load_key, seal_decision, seal_holds
+from planlang.gate_store import open_store
 from planlang.price import PriceReport, price
 from planlang.sandbox.limits import Limits
 from runtime import Run
@@ -74,6 +76,12 @@ class Policy(BaseModel):
 
 def _price_sha(report: PriceReport) -> str:
     body = json.dumps(report.to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _price_sha_of_json(text: str) -> str:
+    """``_price_sha`` of a stored report (it was stored as ``json.dumps(report.to_dict())``)."""
+    body = json.dumps(json.loads(text), sort_keys=True, default=str)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
@@ -159,25 +167,6 @@ class Decision:
         return self.status == "approved"
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS plans (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    sha256 TEXT NOT NULL,
-    filename TEXT NOT NULL,
-    source TEXT NOT NULL,
-    policy_sha256 TEXT NOT NULL,
-    price_json TEXT NOT NULL,
-    price_sha256 TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('approved', 'held')),
-    reasons_json TEXT NOT NULL,
-    submitted REAL NOT NULL,
-    decided REAL,
-    decided_by TEXT
-);
-CREATE INDEX IF NOT EXISTS plans_sha ON plans (sha256, policy_sha256, status);
-"""
-
-
 class Gate:
     """Approves plans under a policy or holds them for a person."""
 
@@ -186,6 +175,7 @@ class Gate:
         policy: Policy | Mapping[str, Any] | None = None,
         *,
         store: str | Path = ":memory:",
+        key_file: str | Path | None = None,
         settings: Any = None,
         host: HostProvider | Mapping[str, Any] | None = None,
         inputs: Any = None,
@@ -199,16 +189,18 @@ class Gate:
         self.seeds = seeds
         self.latency = latency
         self._key = secrets.token_bytes(32)  # seals are good only in this process
-        self._lock = threading.Lock()
-        self._db_path = str(store)
-        if self._db_path != ":memory:":
-            Path(store).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(store), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA busy_timeout = 10000")
-        self._db.executescript(_SCHEMA)
+        # Stored decisions are sealed with a key from a file outside the store (gate_seal):
+        # a store only this process sees (":memory:") needs none.
+        in_memory = str(store) == ":memory:" and key_file is None
+        self._decision_key = secrets.token_bytes(32) if in_memory else load_key(
+            key_file if key_file is not None else default_key_path())  # fmt: skip
+        self.store = open_store(store)
 
     def close(self) -> None:
-        self._db.close()
+        self.store.close()
+
+    def _decision_seal(self, sha: str, policy_sha: str, price_sha: str, status: str) -> str:
+        return seal_decision(self._decision_key, sha, policy_sha, price_sha, status)
 
     def _seal(self, sha: str, code: Any, policy_sha: str, price_sha: str) -> str:
         message = "|".join((sha, _code_id(code), policy_sha, price_sha)).encode()
@@ -234,17 +226,15 @@ class Gate:
         reasons: list[str],
     ) -> int:  # fmt: skip
         now = time.time()
-        with self._lock:
-            cursor = self._db.execute(
-                "INSERT INTO plans (sha256, filename, source, policy_sha256, price_json, "
-                "price_sha256, status, reasons_json, submitted, decided, decided_by) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (checked.sha256, checked.filename, source, self.policy.sha256(),
-                 json.dumps(report.to_dict(), default=str), _price_sha(report), status,
-                 json.dumps(reasons), now, now if status == "approved" else None,
-                 "policy" if status == "approved" else None),
-            )  # fmt: skip
-            return int(cursor.lastrowid or 0)
+        policy_sha, price_sha = self.policy.sha256(), _price_sha(report)
+        return self.store.insert({
+            "sha256": checked.sha256, "filename": checked.filename, "source": source,
+            "policy_sha256": policy_sha, "price_json": json.dumps(report.to_dict(), default=str),
+            "price_sha256": price_sha, "status": status, "reasons_json": json.dumps(reasons),
+            "submitted": now, "decided": now if status == "approved" else None,
+            "decided_by": "policy" if status == "approved" else None,
+            "seal": self._decision_seal(checked.sha256, policy_sha, price_sha, status),
+        })  # fmt: skip
 
     def _issue(
         self, plan_id: int, source: str, checked: CheckResult, price_sha: str
@@ -258,19 +248,15 @@ class Gate:
 
     def held(self) -> list[dict[str, Any]]:
         """Plans waiting for a person, oldest first."""
-        rows = self._db.execute(
-            "SELECT id, filename, sha256, reasons_json, submitted FROM plans "
-            "WHERE status = 'held' ORDER BY id"
-        ).fetchall()
         return [
             {
-                "id": r[0],
-                "filename": r[1],
-                "sha256": r[2],
-                "reasons": json.loads(r[3]),
-                "submitted": r[4],
+                "id": r["id"],
+                "filename": r["filename"],
+                "sha256": r["sha256"],
+                "reasons": json.loads(r["reasons_json"]),
+                "submitted": r["submitted"],
             }  # fmt: skip
-            for r in rows
+            for r in self.store.held()
         ]
 
     def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
@@ -280,11 +266,9 @@ class Gate:
             raise PlanRefused((), filename=row["filename"]) from ValueError(
                 f"Plan {plan_id} was priced under another policy; submit it again."
             )
-        with self._lock:
-            self._db.execute(
-                "UPDATE plans SET status = 'approved', decided = ?, decided_by = ? WHERE id = ?",
-                (time.time(), by, plan_id),
-            )
+        seal = self._decision_seal(row["sha256"], row["policy_sha256"], row["price_sha256"],
+                                   "approved")  # fmt: skip
+        self.store.decide(plan_id, "approved", time.time(), by, seal)
         return self.approved(plan_id)
 
     def approved(self, plan_id: int) -> ApprovedPlan:
@@ -301,16 +285,18 @@ class Gate:
 
     def find_approved(self, source: str) -> ApprovedPlan | None:
         """An existing approval for exactly this source under this policy, if any."""
-        row = self._db.execute(
-            "SELECT id FROM plans WHERE sha256 = ? AND policy_sha256 = ? AND status = 'approved' "
-            "ORDER BY id DESC LIMIT 1",
-            (source_sha256(source), self.policy.sha256()),
-        ).fetchone()
-        return None if row is None else self.approved(int(row[0]))
+        found = self.store.latest_approved(source_sha256(source), self.policy.sha256())
+        return None if found is None else self.approved(found)
 
     def _row(self, plan_id: int) -> dict[str, Any]:
-        cursor = self._db.execute("SELECT * FROM plans WHERE id = ?", (int(plan_id),))
-        row = cursor.fetchone()
+        """The stored decision ``plan_id``; ``TamperedPlan`` unless its seal verifies."""
+        row = self.store.row(plan_id)
         if row is None:
             raise KeyError(f"There is no plan {plan_id} at this gate.")
-        return dict(zip([c[0] for c in cursor.description], row, strict=True))
+        if not seal_holds(self._decision_key, row):
+            raise TamperedPlan(f"the stored decision on plan {plan_id} does not match its seal "
+                               "(edited in the store, or sealed with another key)")  # fmt: skip
+        if _price_sha_of_json(row["price_json"]) != row["price_sha256"]:
+            raise TamperedPlan(f"the stored price of plan {plan_id} is not the price it was "
+                               "decided at")  # fmt: skip
+        return row

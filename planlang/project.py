@@ -22,6 +22,10 @@ to hand in (``[plan]``), the gate's policy (``[gate]``) and where state lives (`
 
     [state]
     dir = ".planlang"                   # gate.db, answers.db, runs/
+    ledger = "postgresql://planlang@db.example/team"   # default: <dir>/answers.db
+    gate = "postgresql://planlang@db.example/team"     # default: <dir>/gate.db
+    gate_key = "~/.config/planlang/gate.key"           # seals the gate's decisions
+    budget = "team"                     # a named budget shared on the ledger's server
 
 Relative paths are taken from the folder of the file. Host providers are imported by name, so
 planlang itself never imports the kit: the dependency stays one-way.
@@ -39,6 +43,7 @@ from typing import Any
 
 from planlang.gate import Policy
 from runtime import Run, Settings
+from runtime.stores import backend
 
 __all__ = ["DEFAULT_NAME", "Project", "ProjectError", "load_project"]
 
@@ -59,6 +64,14 @@ class Project:
     options: dict[str, Any] = field(default_factory=dict)
     inputs: Any = None
     source: Path | None = None
+    ledger: str = ""  # where answers live: a file path or a postgresql:// address
+    gate_store: str = ""  # the same for the gate's decisions
+    gate_key: Path | None = None  # None: planlang.gate_seal.default_key_path()
+    budget: str | None = None  # the name of a budget shared on the ledger's server
+
+    def __post_init__(self) -> None:
+        self.ledger = self.ledger or str(self.state_dir / "answers.db")
+        self.gate_store = self.gate_store or str(self.state_dir / "gate.db")
 
     def host_provider(self) -> Callable[[Run], Mapping[str, Any]] | None:
         """One provider calling each configured ``module:callable(run, **options)``."""
@@ -124,11 +137,38 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
         settings=settings,
         policy=policy,
         state_dir=root / state.get("dir", ".planlang"),
+        **_stores(state, root, file),
         host_specs=list(plan.get("host", [])),
         options=_resolve_paths(plan.get("options", {}), root),
         inputs=_inputs(plan.get("inputs"), root, file),
         source=file,
     )
+
+
+def _stores(state: dict[str, Any], root: Path, file: Path) -> dict[str, Any]:
+    """The ``[state]`` stores: a path (relative to the config) or a ``postgresql://`` address."""
+    unknown = set(state) - {"dir", "ledger", "gate", "gate_key", "budget"}
+    if unknown:
+        raise ProjectError(f"{file}: [state] has unknown keys {sorted(unknown)}; expected dir, "
+                           "ledger, gate, gate_key, budget")  # fmt: skip
+    found: dict[str, Any] = {}
+    for key, field_name in (("ledger", "ledger"), ("gate", "gate_store")):
+        value = state.get(key)
+        if value is None:
+            continue
+        try:
+            kind = backend(str(value))
+        except ValueError as error:
+            raise ProjectError(f"{file}: [state] {key}: {error}") from None
+        found[field_name] = str(value) if kind == "postgresql" else str(root / str(value))
+    if "gate_key" in state:
+        found["gate_key"] = root / Path(str(state["gate_key"])).expanduser()
+    if "budget" in state:
+        if backend(found.get("ledger", "")) != "postgresql":
+            raise ProjectError(f"{file}: [state] budget = {state['budget']!r} is a budget shared "
+                               "on a server: it needs ledger = \"postgresql://...\"")  # fmt: skip
+        found["budget"] = str(state["budget"])
+    return found
 
 
 def _resolve_paths(options: dict[str, Any], root: Path) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from .records import WorkerRecord
 from .reply import Reply
 from .run import Run
 from .settings import Role, Settings
+from .stores import StoreUnavailable
 from .stream import Stream
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "RunError",
     "Settings",
     "SpendRefused",
+    "StoreUnavailable",
     "Stream",
     "Tally",
     "WorkerFailed",

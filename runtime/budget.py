@@ -138,17 +138,22 @@ class Budget:
         self.settle(reserved, 0.0)
 
     def raise_to(self, cap: float | None) -> None:
-        """Set a new cap (None: unlimited), wake every waiting worker, tell the watchers."""
-        with self._cond:
-            old = self.cap
-            self._cap = None if cap is None else _units(cap)
-            self._cond.notify_all()
-            watchers = list(self._watchers)
+        """Set a new cap (None: unlimited) and wake every waiting worker.
+
+        The watchers are told first, so what they record of the raise comes before anything a
+        woken worker records.
+        """
+        units = None if cap is None else _units(cap)
+        with self._lock:
+            watchers, old = list(self._watchers), self.cap
         for watcher in watchers:
-            watcher(old, self.cap)
+            watcher(old, None if units is None else units / _SCALE)
+        with self._cond:
+            self._cap = units
+            self._cond.notify_all()
 
     def watch(self, watcher: Callable[[float | None, float | None], None]) -> None:
-        """Call ``watcher(old_cap, new_cap)`` after every ``raise_to`` (a run records them)."""
+        """Call ``watcher(old_cap, new_cap)`` at every ``raise_to``, before the cap changes."""
         with self._lock:
             self._watchers.append(watcher)
 
@@ -161,3 +166,6 @@ class Budget:
         """Wake waiting workers so they re-check their ``stop`` condition (used by cancel)."""
         with self._cond:
             self._cond.notify_all()
+
+    def close(self) -> None:
+        """Nothing to let go of here; a ``SharedBudget`` closes its connections."""

@@ -1,15 +1,16 @@
 """The runtime's exceptions, split by who they stop.
 
-Only three things may end a whole run: cancellation, a replay miss and refused spend. They
-share the base ``RunError`` so the run loop can tell them apart from a single worker's trouble
-with one ``except``. Everything else (a failed call, an answer that never validates) stays with
-the worker that met it.
+Only four things may end a whole run: cancellation, a replay miss, refused spend and a shared
+store failing. They share the base ``RunError`` so the run loop can tell them apart from a
+single worker's trouble with one ``except``. Everything else (a failed call, an answer that
+never validates) stays with the worker that met it.
 
     Exception
      ├── RunError            ends the run
      │    ├── CacheMiss      replay mode asked for an answer the ledger does not hold
      │    ├── SpendRefused   a call would cost money but there is no client to pay it
-     │    └── RunCancelled   the run was cancelled (by a person or by the runaway backstop)
+     │    ├── RunCancelled   the run was cancelled (by a person or by the runaway backstop)
+     │    └── StoreUnavailable  a shared store (PostgreSQL) failed; in ``runtime.stores``
      ├── ClientError         one model call failed (transport, HTTP status, malformed body)
      └── WorkerFailed        a worker gave up; its thread record says why
 """

@@ -22,8 +22,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .answer_store import AnswerStore, compress
 from .canonical import dumps
+from .claims import FileClaims, claim_or_answer
 from .reply import Reply
+from .stores import backend
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -64,22 +67,6 @@ def _tail(model: str, params_text: str, sample: int) -> str:
     return f',"model":{dumps(model)},"params":{params_text},"sample":{dumps(sample)}}}'
 
 
-def compress(data: bytes) -> bytes:
-    """zlib at level 1; rows up to 16 KB with a smaller hash table (``memLevel`` 4).
-
-    ``zlib.compress`` sets up (and zeroes) hash tables sized for large inputs: for a typical
-    reply of a few hundred bytes that setup costs as much as everything else the ledger does
-    (callgrind: 119k instructions a row against 62k). Measured on JSON text, memLevel 4
-    compresses as well as the default at these sizes. The output is an ordinary zlib stream
-    either way: ``zlib.decompress`` reads both.
-    """
-    if len(data) > _SMALL_ROW:
-        return zlib.compress(data, 1)
-    packer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS, 4)
-    return packer.compress(data) + packer.flush()
-
-
-_SMALL_ROW = 16384
 _INSERT = "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _MAX_BATCH = 1024  # 10 values a row; SQLite allows 32,766 parameters in one statement
 # Commits between checkpoints: a commit adds about three 4 KB pages to the WAL, so this is
@@ -106,11 +93,24 @@ class _Pending:
         self.wake: Any = None  # a held lock its writer blocks on; released when it may go on
 
 
-class Ledger:
-    """A SQLite answer store shared by threads (one connection, one lock) and processes."""
+class Ledger(AnswerStore):
+    """A SQLite answer store shared by threads (one connection, one lock) and processes.
+
+    ``Ledger("postgresql://...")`` opens the shared server ledger instead (``PostgresLedger``,
+    the same contract); a location with any other scheme is refused.
+    """
+
+    def __new__(cls, path: str | Path = ":memory:", **options: Any) -> Any:
+        if cls is Ledger and backend(path) == "postgresql":
+            from .pg_ledger import PostgresLedger
+
+            return PostgresLedger(str(path), **options)  # not a Ledger: no second __init__
+        return super().__new__(cls)
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout: float = 30.0) -> None:
         self.path = str(path)
+        # Questions in flight in other processes on this file (":memory:" is one process's).
+        self._claims = None if self.path == ":memory:" else FileClaims(self.path + "-claims")
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # One connection behind a lock: ":memory:" must be one connection anyway, and SQLite
@@ -148,6 +148,20 @@ class Ledger:
         return self._db
 
     key = staticmethod(fingerprint)
+
+    def claim(self, key: str, stop: Callable[[], bool] | None = None) -> Reply | None:
+        """Wait while another process pays for ``key``: its answer, or None once ours to pay.
+
+        After None the caller pays and ``put``s, then calls ``unclaim``, which lets go.
+        """
+        if self._claims is None:
+            return None
+        return claim_or_answer(key, self._claims.try_claim, self.get, self._claims.release, stop)
+
+    def unclaim(self, key: str) -> None:
+        """Let go of a claim (after the answer is committed, or the call failed)."""
+        if self._claims is not None:
+            self._claims.release(key)
 
     def get(self, key: str) -> Reply | None:
         """The stored answer for ``key``, or None."""
@@ -333,6 +347,8 @@ class Ledger:
             yield record
 
     def close(self) -> None:
+        if self._claims is not None:
+            self._claims.close()
         with self._checkpoint_lock, self._lock:
             if self._checkpoint_db is not None:
                 self._checkpoint_db.close()

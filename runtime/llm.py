@@ -6,6 +6,7 @@ The order is the contract, because it decides what costs money:
 2. replay mode     -> ``CacheMiss``; nothing is sent
 3. stand-in        -> if one is set: its answer, free, leaves no trace in the ledger
 4. no client       -> ``SpendRefused``
+   (with a ledger: the same question in flight here or in another process is waited for)
 5. budget admission (reserve the role's price; may wait at the cap)
 6. the client      -> a failure releases the reservation: neither billed nor stored
 7. store in the ledger, then settle the actual credits
@@ -19,9 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+from .answer_store import AnswerStore
 from .budget import Budget
 from .errors import CacheMiss, ClientError, RunCancelled, SpendRefused
-from .ledger import Ledger, fingerprint
+from .ledger import fingerprint
 from .reply import Reply
 from .settings import Settings
 
@@ -37,7 +39,7 @@ class LLM:
 
     def __init__(
         self,
-        ledger: Ledger | None = None,
+        ledger: AnswerStore | None = None,
         client: Client | None = None,
         budget: Budget | None = None,
         mode: Mode = "collect",
@@ -138,12 +140,21 @@ class LLM:
                 return self.chat(messages, role=role, model=model, sample=sample, stop=stop,
                                  on_wait=on_wait, on_resume=on_resume, **params)  # fmt: skip
         try:
+            if self.ledger is not None:
+                # ... and wait for a twin in flight in another process (or on another machine).
+                stored = self.ledger.claim(key, stop)
+                if stored is not None:
+                    self._count("hits")
+                    return stored.replace(cached=True, standin=False, role=role, sample=sample)
             return self._pay(key, model_name, messages, params, price, role, sample, stop,
                              on_wait, on_resume)  # fmt: skip
         finally:
             if self.ledger is not None:
-                with self._lock:
-                    self._inflight.pop(key).release()
+                try:
+                    self.ledger.unclaim(key)  # after the answer is committed (or the call failed)
+                finally:
+                    with self._lock:
+                        self._inflight.pop(key).release()
 
     def _pay(
         self,

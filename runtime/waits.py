@@ -61,7 +61,7 @@ def watch_budget(budget: Budget, emit: Callable[..., Any]) -> Watcher:
     spent, reserved, cap = budget.snapshot()
     emit("budget", spent=spent, reserved=reserved, cap=cap)
 
-    def raised(old: float | None, new: float | None) -> None:
+    def raised(old: float | None, new: float | None) -> None:  # told just before it holds
         spent, reserved, _ = budget.snapshot()
         emit("cap_raised", old_cap=old, cap=new, spent=spent, reserved=reserved)
 

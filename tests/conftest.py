@@ -4,9 +4,20 @@ CI (``CI=true``) runs hypothesis derandomized, so a red build is reproducible, w
 examples per property to find something. Locally the default profile keeps randomness.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+# The gate seals its decisions with a key file (planlang.gate_seal); the tests, and the CLI
+# they start, use a throwaway one instead of the user's own ~/.config/planlang/gate.key.
+if "PLANLANG_GATE_KEY" not in os.environ:
+    _key_folder = tempfile.mkdtemp(prefix="planlang-key-")
+    atexit.register(shutil.rmtree, _key_folder, True)
+    os.environ["PLANLANG_GATE_KEY"] = os.path.join(_key_folder, "gate.key")
 
 settings.register_profile(
     "ci",
@@ -24,3 +35,21 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+# -- a real PostgreSQL server (issue 16): started once per session, only if a test asks ----
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    from pgserver import Cluster, require_binaries
+
+    cluster = Cluster(require_binaries())
+    yield cluster
+    cluster.remove()
+
+
+@pytest.fixture
+def pg_url(pg_cluster) -> str:
+    """The address of a fresh database on the session's server."""
+    return pg_cluster.new_database()

@@ -1,15 +1,18 @@
-"""The simulated model: calibrated detection, false alarms, skeptics, and its lead's plans."""
+"""The simulated model: fitted detection, one agent beyond its context, skeptics, its lead."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.simulated import SimulatedModel, detect_probability, plan_from_sheet
+import bench.simulated
+from bench.calibration import FITTED, READ_HIT, SKEPTIC_FALSE, visibility
+from bench.simulated import SimulatedModel, plan_from_sheet
 from kit.audit_words import render_file
 from lead import scout
 from planlang import check
@@ -20,18 +23,11 @@ KEY = json.loads((ALGOS / "hidden" / "answer_key.json").read_text(encoding="utf-
 BUG_KEYS = {f"{b['path']}::{b['function']}" for b in KEY["bugs"]}
 
 
-def test_detection_is_calibrated_to_the_reference_study_and_clamped() -> None:
-    assert detect_probability(20_000) == pytest.approx(0.38)
-    assert detect_probability(100_000) == pytest.approx(0.18)
-    assert detect_probability(1_000) == pytest.approx(0.38)
-    assert detect_probability(1_000_000) == pytest.approx(0.18)
-    mid = detect_probability((20_000 * 100_000) ** 0.5)  # halfway on log(tokens)
-    assert mid == pytest.approx(0.28)
-    sizes = [20_000, 30_000, 50_000, 80_000, 100_000]
-    assert all(
-        detect_probability(a) > detect_probability(b)
-        for a, b in zip(sizes, sizes[1:], strict=False)
-    )
+def test_visibility_falls_with_the_shard_s_size_and_stays_a_probability() -> None:
+    sizes = [500, 5_000, 20_000, 50_000, 100_000, 1_000_000]
+    seen = [visibility(size) for size in sizes]
+    assert all(a > b for a, b in zip(seen, seen[1:-1], strict=False))
+    assert all(0.0 <= v <= 1.0 for v in seen) and seen[-1] == 0.0
 
 
 def scan_message(files: list[str], padding: int = 0, nonce: str = "") -> list[dict[str, Any]]:
@@ -42,22 +38,55 @@ def scan_message(files: list[str], padding: int = 0, nonce: str = "") -> list[di
     ]
 
 
-def found_share(model: SimulatedModel, files: list[str], padding: int, trials: int) -> float:
+def found_share(files: list[str], padding: int, trials: int, context: int = 10**7) -> float:
+    """The share of the bugs in ``files`` one scan finds, over ``trials`` seeds (each seed
+    draws which bugs are visible)."""
     bugs = [b for b in KEY["bugs"] if b["path"] in files]
     hits = 0
     for trial in range(trials):
-        answer = model("scan", scan_message(files, padding, f"trial {trial}")).data
+        model = SimulatedModel(ROOT, KEY, seed=trial, context_tokens=context)
+        answer = model("scan", scan_message(files, padding)).data
         hits += sum(f"{f['file']}::{f['function']}" in BUG_KEYS for f in answer["findings"])
     return hits / (trials * len(bugs))
 
 
-def test_scans_find_bugs_at_the_calibrated_rate_and_fewer_in_big_shards() -> None:
-    model = SimulatedModel(ROOT, KEY)
+def test_scans_find_bugs_at_the_fitted_rate_and_fewer_in_big_shards() -> None:
     files = sorted({b["path"] for b in KEY["bugs"]})
-    small = found_share(model, files, 0, 150)
-    big = found_share(model, files, 254_542 - 25_000, 150)  # about 100,000 tokens of text
-    assert abs(small - 0.38) < 0.05
-    assert abs(big - 0.18) < 0.05
+    text = len("\n".join(m["content"] for m in scan_message(files)))
+    for tokens in (20_000, 100_000):
+        padding = int(tokens * 2.54542) - text
+        share = found_share(files, padding, 300)
+        assert abs(share - visibility(tokens) * READ_HIT) < 0.06, tokens
+
+
+def reachable(files: list[str], start: int, tokens: float) -> set[str]:
+    """The files an agent starting at ``start`` has begun reading within ``tokens``."""
+    read, index = set(), start
+    while tokens > 0 and len(read) < len(files):
+        path = files[index % len(files)]
+        read.add(path)
+        tokens -= len(render_file(path, (ROOT / path).read_text(encoding="utf-8"))) / 2.54542
+        index += 1
+    return read
+
+
+def test_one_agent_beyond_its_context_reads_a_run_of_files_and_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A context of 1,000 tokens and at most 3,000 read (uniform up to twice 1,500): what each
+    # answer names lies in one run of files, in the message's order, from a start it picked.
+    monkeypatch.setattr(bench.simulated, "FITTED", replace(FITTED, solo_read_tokens=1_500))
+    files = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py"))
+    runs = [reachable(files, start, 3_000) for start in range(len(files))]
+    named = []
+    for trial in range(60):
+        model = SimulatedModel(ROOT, KEY, seed=trial, context_tokens=1_000)
+        answer = model("scan", scan_message(files, 0, str(trial))).data["findings"]
+        seen = {f["file"] for f in answer}
+        named.append(seen)
+        assert any(seen <= run for run in runs), seen
+    assert sum(bool(seen) for seen in named) >= 10
+    assert len(set().union(*named)) > max(len(run) for run in runs)  # starts vary
 
 
 def test_findings_name_the_bug_s_line_function_and_failing_call() -> None:
@@ -99,9 +128,9 @@ def skeptic_accuracy(verified: bool, trials: int = 300) -> tuple[float, float]:
     return said_real / trials, said_false / trials
 
 
-def test_skeptics_judge_at_set_rates_that_verification_improves() -> None:
+def test_skeptics_judge_at_the_fitted_and_set_rates_that_verification_improves() -> None:
     plain, shown = skeptic_accuracy(False), skeptic_accuracy(True)
-    assert plain == pytest.approx((0.85, 0.75), abs=0.06)
+    assert plain == pytest.approx((FITTED.skeptic_real, SKEPTIC_FALSE), abs=0.06)
     assert shown == pytest.approx((0.95, 0.92), abs=0.05)
 
 

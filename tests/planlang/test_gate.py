@@ -126,7 +126,7 @@ def test_a_changed_policy_needs_a_new_decision(gate):
 
 def test_a_source_changed_in_the_store_is_refused(gate):
     decision = gate.submit(PLAN)
-    db = sqlite3.connect(gate._db_path)
+    db = sqlite3.connect(gate.store.location)
     db.execute("UPDATE plans SET source = source || '#' WHERE id = ?", (decision.id,))
     db.commit()
     db.close()
@@ -150,8 +150,8 @@ def test_an_approval_is_found_again_only_for_the_exact_source(gate):
 
 def test_the_stored_price_is_the_decisions_price(gate):
     decision = gate.submit(PLAN)
-    row = gate._db.execute("SELECT price_json FROM plans WHERE id = ?", (decision.id,)).fetchone()
-    assert json.loads(row[0])["sha256"] == decision.price.sha256
+    (row,) = gate.store._execute("SELECT price_json FROM plans WHERE id = ?", (decision.id,))
+    assert json.loads(row["price_json"])["sha256"] == decision.price.sha256
 
 
 def test_the_seal_holds_while_other_code_shares_the_plans_constants(gate):

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from runtime import Budget, RunCancelled
 
 
-def test_admit_settle_and_release() -> None:
-    budget = Budget(1.0)
+def test_admit_settle_and_release(make_budget) -> None:
+    budget = make_budget(1.0)
     first = budget.admit(0.4)
     second = budget.admit(0.6)
     assert budget.snapshot() == (0.0, 1.0, 1.0)
@@ -25,15 +25,15 @@ def test_admit_settle_and_release() -> None:
     assert budget.spent == 0.3
 
 
-def test_exact_sums_fit_the_cap() -> None:
-    budget = Budget(5.0)
+def test_exact_sums_fit_the_cap(make_budget) -> None:
+    budget = make_budget(5.0)
     for _ in range(25):
         budget.settle(budget.admit(0.2), 0.2)
     assert budget.spent == 5.0  # 25 x 0.2 is exactly the cap, not a hair over
 
 
-def test_waits_at_the_cap_until_raised() -> None:
-    budget = Budget(1.0)
+def test_waits_at_the_cap_until_raised(make_budget) -> None:
+    budget = make_budget(1.0)
     budget.settle(budget.admit(1.0), 1.0)
     waited = threading.Event()
     admitted: list[float] = []
@@ -52,8 +52,8 @@ def test_waits_at_the_cap_until_raised() -> None:
     assert admitted == [0.5] and budget.paused == 0
 
 
-def test_a_stop_condition_ends_the_wait() -> None:
-    budget = Budget(0.0)
+def test_a_stop_condition_ends_the_wait(make_budget) -> None:
+    budget = make_budget(0.0)
     stop = threading.Event()
     outcome: list[BaseException] = []
 
@@ -73,8 +73,8 @@ def test_a_stop_condition_ends_the_wait() -> None:
     assert len(outcome) == 1 and budget.reserved == 0.0
 
 
-def test_unlimited_and_bad_amounts() -> None:
-    budget = Budget(None)
+def test_unlimited_and_bad_amounts(make_budget) -> None:
+    budget = make_budget(None)
     budget.settle(budget.admit(1e6), 1e6)
     assert budget.cap is None and budget.spent == 1e6
     with pytest.raises(ValueError, match="negative"):

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from runtime import LLM, Budget, Ledger, Reply, Role, Run, Settings
+from runtime import LLM, Ledger, Reply, Role, Run, Settings
 
 S = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 SETTINGS = Settings(roles={"scan": Role(model="small", price=1.0)}, default_price=1.0)
@@ -39,8 +39,9 @@ def client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
     return Reply('{"answer": "x"}')
 
 
-def test_a_run_records_queueing_waits_raises_and_retry_turns() -> None:
-    llm = LLM(Ledger(":memory:"), client=client, budget=Budget(2.0), settings=SETTINGS)
+def test_a_run_records_queueing_waits_raises_and_retry_turns(make_budget: Any) -> None:
+    """The same over the process's own budget and one shared on a PostgreSQL server."""
+    llm = LLM(Ledger(":memory:"), client=client, budget=make_budget(2.0), settings=SETTINGS)
     run = Run("report events", llm=llm, concurrency=2)
     prompts = ["a", "b", "c", "repair me", "check me"]
 
@@ -89,8 +90,8 @@ def test_a_run_records_queueing_waits_raises_and_retry_turns() -> None:
             assert set(e) - {"seq", "t", "kind"} == OLD_SHAPES[e["kind"]], e
 
 
-def test_a_budget_tells_its_watchers_of_a_raise_until_they_unwatch() -> None:
-    budget = Budget(1.0)
+def test_a_budget_tells_its_watchers_of_a_raise_until_they_unwatch(make_budget: Any) -> None:
+    budget = make_budget(1.0)
     seen: list[tuple[float | None, float | None]] = []
 
     def watcher(old: float | None, new: float | None) -> None:

@@ -34,18 +34,28 @@ def test_fingerprint_covers_model_messages_params_and_sample() -> None:
     assert len(base) == 64
 
 
-def test_round_trip_on_disk_with_compressed_rows(tmp_path: Path) -> None:
-    path = tmp_path / "answers.db"
+def test_round_trip_with_the_first_answer_winning(ledger_location: str) -> None:
     reply = Reply(text="4" * 500, prompt_tokens=3, completion_tokens=1, seconds=0.5,
                   credits=0.02, model="m", role="scan", sample=1)  # fmt: skip
     key = fingerprint("m", MESSAGES, {}, 1)
-    with Ledger(path) as ledger:
+    with Ledger(ledger_location) as ledger:
         assert ledger.get(key) is None
         assert ledger.put(key, reply) is True
         assert ledger.put(key, reply.replace(text="5")) is False  # the first answer wins
-    with Ledger(path) as again:
+    with Ledger(ledger_location) as again:
         assert again.get(key) == reply
-        assert key in again and len(again) == 1
+        assert key in again and len(again) == 1 and again.keys() == [key]
+        (row,) = again.rows()
+        assert (row["credits"], row["role"], row["sample"]) == (0.02, "scan", 1)
+        assert Reply.from_json(row["reply"]) == reply
+
+
+def test_rows_on_disk_are_compressed_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "answers.db"
+    reply = Reply(text="4" * 500, prompt_tokens=3, completion_tokens=1, seconds=0.5,
+                  credits=0.02, model="m", role="scan", sample=1)  # fmt: skip
+    with Ledger(path) as ledger:
+        ledger.put(fingerprint("m", MESSAGES, {}, 1), reply)
     raw = sqlite3.connect(path)
     try:
         (mode,) = raw.execute("PRAGMA journal_mode").fetchone()
@@ -58,8 +68,8 @@ def test_round_trip_on_disk_with_compressed_rows(tmp_path: Path) -> None:
     assert (credits, role) == (0.02, "scan")
 
 
-def test_many_threads_share_one_ledger(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "threads.db")
+def test_many_threads_share_one_ledger(ledger_location: str) -> None:
+    ledger = Ledger(ledger_location)
     errors: list[BaseException] = []
 
     def work(thread: int) -> None:
@@ -100,8 +110,8 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_several_processes_share_one_file(tmp_path: Path) -> None:
-    path = tmp_path / "procs.db"
+def test_several_processes_share_one_ledger(tmp_path: Path, ledger_location: str) -> None:
+    path = ledger_location
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     children = [
@@ -166,8 +176,8 @@ def _blob(text: str) -> bytes:
     return zlib.compress(Reply(text=text).to_json().encode())
 
 
-def test_threads_racing_on_one_key_store_it_once(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "race.db")
+def test_threads_racing_on_one_key_store_it_once(ledger_location: str) -> None:
+    ledger = Ledger(ledger_location)
     start = threading.Barrier(12)
     stored: list[tuple[int, bool]] = []
 
@@ -219,10 +229,10 @@ def test_the_wal_is_checkpointed_as_rows_arrive(tmp_path: Path) -> None:
         assert again.get(f"k{commits - 1}") == Reply(text=f"answer {commits - 1}")
 
 
-def test_many_writers_each_get_their_own_outcome(tmp_path: Path) -> None:
+def test_many_writers_each_get_their_own_outcome(ledger_location: str) -> None:
     # Group commit hands the lead from writer to writer; every writer must come back, with
     # True exactly for the rows it stored, however the batches fell.
-    ledger = Ledger(tmp_path / "group.db")
+    ledger = Ledger(ledger_location)
     outcomes: dict[tuple[int, int], bool] = {}
     start = threading.Barrier(16)
 
@@ -246,10 +256,12 @@ def test_many_writers_each_get_their_own_outcome(tmp_path: Path) -> None:
     ledger.close()
 
 
-def test_a_row_another_process_wrote_is_a_hit_for_an_open_ledger(tmp_path: Path) -> None:
+def test_a_row_another_process_wrote_is_a_hit_for_an_open_ledger(
+    tmp_path: Path, ledger_location: str
+) -> None:
     # This process has the ledger open (and has written to it) before the other process
     # writes; the front door must then find that answer and not pay for it again.
-    path = tmp_path / "shared.db"
+    path = ledger_location
     messages = [{"role": "user", "content": "asked elsewhere"}]
     key = fingerprint("m", messages, {}, 0)
     ledger = Ledger(path)
@@ -262,7 +274,7 @@ def test_a_row_another_process_wrote_is_a_hit_for_an_open_ledger(tmp_path: Path)
         "    assert other.get('ours') == Reply(text='written here first')\n"
         "    other.put(sys.argv[2], Reply(text='paid by the other process', model='m'))\n"
     )
-    subprocess.run([sys.executable, str(script), str(path), key], check=True, timeout=60)
+    subprocess.run([sys.executable, str(script), path, key], check=True, timeout=60)
 
     def must_not_pay(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
         raise AssertionError("the answer is in the ledger; the client must not be called")

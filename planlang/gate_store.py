@@ -1,0 +1,123 @@
+"""Where the gate keeps its decisions: a SQLite file, or a PostgreSQL server a team shares.
+
+The gate asks the same few things of either (store a decision, read one, list the held ones,
+find the latest approval of a source under a policy, record a person's approval); only the SQL
+dialect differs. Rows carry the seal of their decision (see ``planlang.gate_seal``); an older
+SQLite file without the column gets it on first use, and its unsealed rows are refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from runtime.stores import backend
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sha256 TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    source TEXT NOT NULL,
+    policy_sha256 TEXT NOT NULL,
+    price_json TEXT NOT NULL,
+    price_sha256 TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('approved', 'held')),
+    reasons_json TEXT NOT NULL,
+    submitted REAL NOT NULL,
+    decided REAL,
+    decided_by TEXT,
+    seal TEXT
+);
+CREATE INDEX IF NOT EXISTS plans_sha ON plans (sha256, policy_sha256, status);
+"""
+
+COLUMNS = ("sha256", "filename", "source", "policy_sha256", "price_json", "price_sha256",
+           "status", "reasons_json", "submitted", "decided", "decided_by", "seal")  # fmt: skip
+
+
+class GateStore:
+    """A SQLite gate store (``":memory:"`` or a file); ``open_store`` picks the backend."""
+
+    table = "plans"
+    mark = "?"
+
+    def __init__(self, location: str | Path) -> None:
+        self.location = str(location)
+        if self.location != ":memory:":
+            Path(self.location).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.location, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA busy_timeout = 10000")
+        self._db.executescript(_SQLITE_SCHEMA)
+        names = {row[1] for row in self._db.execute("PRAGMA table_info(plans)")}
+        if "seal" not in names:  # a gate.db from before decisions were sealed
+            self._db.execute("ALTER TABLE plans ADD COLUMN seal TEXT")
+
+    def _sql(self, text: str) -> str:
+        return text.replace("{t}", self.table).replace("?", self.mark)
+
+    def _execute(self, text: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            cursor = self._db.execute(self._sql(text), args)
+            names = [c[0] for c in cursor.description or ()]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def insert(self, row: dict[str, Any]) -> int:
+        marks = ", ".join("?" * len(COLUMNS))
+        found = self._execute(f"INSERT INTO {{t}} ({', '.join(COLUMNS)}) VALUES ({marks}) "
+                              "RETURNING id", tuple(row[c] for c in COLUMNS))  # fmt: skip
+        return int(found[0]["id"])
+
+    def decide(self, plan_id: int, status: str, decided: float, by: str, seal: str) -> None:
+        self._execute("UPDATE {t} SET status = ?, decided = ?, decided_by = ?, seal = ? "
+                      "WHERE id = ?", (status, decided, by, seal, plan_id))  # fmt: skip
+
+    def row(self, plan_id: int) -> dict[str, Any] | None:
+        found = self._execute("SELECT * FROM {t} WHERE id = ?", (int(plan_id),))
+        return found[0] if found else None
+
+    def held(self) -> list[dict[str, Any]]:
+        return self._execute("SELECT * FROM {t} WHERE status = 'held' ORDER BY id")
+
+    def latest_approved(self, sha256: str, policy_sha256: str) -> int | None:
+        found = self._execute("SELECT id FROM {t} WHERE sha256 = ? AND policy_sha256 = ? AND "
+                              "status = 'approved' ORDER BY id DESC LIMIT 1",
+                              (sha256, policy_sha256))  # fmt: skip
+        return int(found[0]["id"]) if found else None
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class PostgresGateStore(GateStore):
+    """The same store on a PostgreSQL server (table ``planlang_plans``)."""
+
+    table = "planlang_plans"
+    mark = "%s"
+
+    def __init__(self, location: str | Path) -> None:
+        from runtime.pg import Server
+
+        self.location = str(location)
+        self.server = Server(self.location, max_size=2)
+
+    def _execute(self, text: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        with self.server.connection() as conn:
+            cursor = conn.execute(self._sql(text), args)
+            if cursor.description is None:
+                return []
+            names = [c.name for c in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def open_store(location: str | Path) -> GateStore:
+    """The gate store at ``location``: a path, ``":memory:"`` or ``postgresql://...``."""
+    if backend(location) == "postgresql":
+        return PostgresGateStore(location)
+    return GateStore(location)
