@@ -40,14 +40,19 @@ def _project(config: str | None) -> Project:
         raise PlanFileError(str(error)) from None
 
 
-def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
+def _gate(project: Project, seeds: int = 5, latency: float = 2.0, *, words: bool = True) -> Gate:
+    """The project's gate; ``words=False`` for commands that price nothing (no server starts)."""
+    try:
+        host = project.host_provider() if words else None
+    except ProjectError as error:
+        raise PlanFileError(str(error)) from None
     try:
         return Gate(
             project.policy,
             store=project.gate_store,
             key_file=project.gate_key,
             settings=project.settings,
-            host=project.host_provider(),
+            host=host,
             inputs=project.inputs,
             seeds=seeds,
             latency=latency,
@@ -108,7 +113,7 @@ def _undefined_names(problems: Any) -> bool:
 
 def approve_command(plan_id: int, by: str, config: str | None) -> None:
     """Approve a held plan by its ID."""
-    gate = _gate(_project(config))
+    gate = _gate(_project(config), words=False)
     try:
         approved = gate.approve(plan_id, by=by)
     except KeyError as error:
@@ -123,7 +128,7 @@ def approve_command(plan_id: int, by: str, config: str | None) -> None:
 
 def held_command(config: str | None) -> None:
     """List plans the gate holds for a person."""
-    held = _gate(_project(config)).held()
+    held = _gate(_project(config), words=False).held()
     if not held:
         click.echo("No plan is held.")
     for row in held:
@@ -138,6 +143,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     """Run an approved plan (submitting it to the gate first if it is new)."""
     plan = read_plan(path)
     project = _project(config)
+    project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
     gate = _gate(project)
     try:
         approved = gate.find_approved(plan.source)

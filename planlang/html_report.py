@@ -324,7 +324,9 @@ def _costs(tl: Timeline) -> str:
     head = ["", "calls", "paid calls", "credits paid", "answers from the ledger",
             "their worth (not paid)"]  # fmt: skip
     out = []
-    for key, title in (("phases", "phase"), ("roles", "role")):
+    for key, title in (("phases", "phase"), ("roles", "role"), ("tools", "tool")):
+        if key == "tools" and not tl.costs.get(key):
+            continue
         rows = [[esc(name), str(r["calls"]), str(r["paid"]), fmt(r["credits"]), str(r["cached"]),
                  fmt(r["ledger_credits"])] for name, r in tl.costs[key].items()]  # fmt: skip
         out.append(f"<h3>per {title}</h3>" + _table([title] + head[1:], rows, f"cost-{key}"))

@@ -27,6 +27,9 @@ to hand in (``[plan]``), the gate's policy (``[gate]``) and where state lives (`
     gate_key = "~/.config/planlang/gate.key"           # seals the gate's decisions
     budget = "team"                     # a named budget shared on the ledger's server
 
+    [mcp.servers.files]                 # MCP servers whose tools a plan may call (docs/MCP.md)
+    command = ["python", "files_server.py"]
+
 Relative paths are taken from the folder of the file. Host providers are imported by name, so
 planlang itself never imports the kit: the dependency stays one-way.
 """
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from planlang.gate import Policy
+from planlang.mcp.config import McpConfigError, ServerConfig, servers_from_table
 from runtime import Run, Settings
 from runtime.stores import backend
 
@@ -68,14 +72,37 @@ class Project:
     gate_store: str = ""  # the same for the gate's decisions
     gate_key: Path | None = None  # None: planlang.gate_seal.default_key_path()
     budget: str | None = None  # the name of a budget shared on the ledger's server
+    mcp_servers: list[ServerConfig] = field(default_factory=list)
+    offline_tools: bool = False  # replay: the servers' recorded listings, no server started
+    _mcp: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.ledger = self.ledger or str(self.state_dir / "answers.db")
         self.gate_store = self.gate_store or str(self.state_dir / "gate.db")
 
+    def mcp_tools(self) -> Any:
+        """The configured MCP servers' tools (``planlang.mcp.tools.McpTools``), or None."""
+        if not self.mcp_servers:
+            return None
+        if self._mcp is None:
+            from planlang.mcp.tools import McpTools  # the SDK only when a project uses it
+
+            self._mcp = McpTools(self.mcp_servers, log_dir=self.state_dir / "mcp",
+                                 offline=self.offline_tools)  # fmt: skip
+        return self._mcp
+
     def host_provider(self) -> Callable[[Run], Mapping[str, Any]] | None:
-        """One provider calling each configured ``module:callable(run, **options)``."""
-        if not self.host_specs:
+        """One provider calling each configured ``module:callable(run, **options)``, and the
+        MCP servers' tools (listed now: a server that cannot start is the project's error)."""
+        mcp = self.mcp_tools()
+        if mcp is not None:
+            from runtime import RunError
+
+            try:
+                mcp.catalogue()
+            except (McpConfigError, RunError) as error:
+                raise ProjectError(f"{self.source or 'the project'}: {error}") from None
+        if not self.host_specs and mcp is None:
             return None
         providers = [_import(spec) for spec in self.host_specs]
         options = dict(self.options)
@@ -84,6 +111,8 @@ class Project:
             words: dict[str, Any] = {}
             for provider in providers:
                 words.update(provider(run, **options))
+            if mcp is not None:
+                words.update(mcp(run))
             return words
 
         return provide
@@ -121,13 +150,16 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
     except tomllib.TOMLDecodeError as error:
         raise ProjectError(f"{file}: not valid TOML: {error}") from None
     root = file.resolve().parent
-    unknown = set(table) - {"planlang", "plan", "gate", "state"}
+    unknown = set(table) - {"planlang", "plan", "gate", "state", "mcp"}
     if unknown:
         raise ProjectError(f"{file}: unknown tables {sorted(unknown)}; expected planlang, plan, "
-                           "gate, state")  # fmt: skip
+                           "gate, state, mcp")  # fmt: skip
     try:
         settings = Settings.load(file) if "planlang" in table else Settings()
         policy = Policy(**table.get("gate", {}))
+        servers = servers_from_table(table.get("mcp", {}), root)
+    except McpConfigError as error:
+        raise ProjectError(f"{file}: {error}") from None
     except (ValueError, TypeError) as error:
         raise ProjectError(f"{file}: {error}") from None
     plan = table.get("plan", {})
@@ -142,6 +174,7 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
         options=_resolve_paths(plan.get("options", {}), root),
         inputs=_inputs(plan.get("inputs"), root, file),
         source=file,
+        mcp_servers=servers,
     )
 
 

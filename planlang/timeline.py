@@ -175,6 +175,7 @@ def build_timeline(
     raises: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []
     thunk_failures: list[dict[str, Any]] = []
+    tool_calls: list[dict[str, Any]] = []
     deltas: list[tuple[float, float, float]] = []  # t, spent change, reserved change
     cap_steps: list[tuple[float, float | None]] = []
     spent0 = 0.0
@@ -233,6 +234,10 @@ def build_timeline(
             raises.append({"t": t, "old_cap": e.get("old_cap"), "cap": e.get("cap")})
         elif kind == "log":
             logs.append({"t": t, "message": e.get("message"), "phase": e.get("phase")})
+        elif kind == "tool_call":  # a tool called through the tool door: no worker, no lane
+            tool_calls.append({k: e.get(k) for k in ("t", "tool", "phase", "cached", "credits")})
+            if not e.get("cached") and not e.get("standin") and e.get("credits"):
+                deltas.append((t, e["credits"], 0.0))
         elif kind == "thunk_failed":
             thunk_failures.append({k: e.get(k) for k in ("t", "index", "phase", "error")})
     for worker, began in open_waits.items():
@@ -251,7 +256,7 @@ def build_timeline(
         meta=meta, concurrency=concurrency, end=end, phases=phases, lanes=ordered,
         budget=_budget_series(deltas, cap_steps, spent0, end),
         paused=_union([w for lane in ordered for w in lane.waits]), raises=raises,
-        costs=_costs(ordered, records), totals=_totals(ordered, meta),
+        costs=_costs(ordered, records, tool_calls), totals=_totals(ordered, meta, tool_calls),
         conversations={t["id"]: _conversation(t) for t in threads}, source=source, logs=logs,
         thunk_failures=thunk_failures,
     )  # fmt: skip
@@ -318,10 +323,18 @@ def _budget_series(
     return points
 
 
-def _costs(lanes: list[Lane], records: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Per phase and per role: calls, paid calls and credits, ledger answers and their worth."""
-    tables: dict[str, dict[str, dict[str, float]]] = {"phases": {}, "roles": {}}
+def _costs(
+    lanes: list[Lane], records: dict[int, dict[str, Any]], tool_calls: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Per phase, role and tool: calls, paid calls and credits, ledger answers and their worth."""
+    tables: dict[str, dict[str, dict[str, float]]] = {"phases": {}, "roles": {}, "tools": {}}
     empty = {"calls": 0, "paid": 0, "credits": 0.0, "cached": 0, "ledger_credits": 0.0}
+    for call in tool_calls:
+        for kind, key in (("phases", call["phase"] or ""), ("tools", call["tool"] or "")):
+            row = tables[kind].setdefault(key, dict(empty))
+            row["calls"] += 1
+            row["cached" if call["cached"] else "paid"] += 1
+            row["credits"] += call["credits"] or 0.0
     for lane in lanes:
         replies = (records.get(lane.worker) or {}).get("replies") or []
         for call in lane.calls:
@@ -345,9 +358,11 @@ def _costs(lanes: list[Lane], records: dict[int, dict[str, Any]]) -> dict[str, A
     return tables
 
 
-def _totals(lanes: list[Lane], meta: dict[str, Any]) -> dict[str, float]:
+def _totals(
+    lanes: list[Lane], meta: dict[str, Any], tool_calls: list[dict[str, Any]]
+) -> dict[str, float]:
     statuses = [lane.status for lane in lanes]
-    calls = [c for lane in lanes for c in lane.calls]
+    calls = [c for lane in lanes for c in lane.calls] + tool_calls  # as the accounting counts
     return {
         "workers": len(lanes),
         "done": statuses.count("done") + statuses.count("cached"),

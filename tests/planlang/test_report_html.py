@@ -353,3 +353,25 @@ def test_text_from_a_run_cannot_close_the_data_block_or_add_markup():
     assert "<script>alert" not in html and "<img" not in html
     data = html.split('id="report-data">', 1)[1].split("</script>", 1)[0]
     assert HOSTILE in json.loads(data)["strings"]
+
+
+def test_tool_calls_count_in_the_totals_the_costs_and_the_budget():
+    from planlang.html_report import render_run
+    from planlang.timeline import build_timeline
+
+    events = [
+        {"seq": 1, "t": 0.0, "kind": "run_started", "concurrency": 1},
+        {"seq": 2, "t": 0.0, "kind": "budget", "spent": 0.0, "reserved": 0.0, "cap": None},
+        {"seq": 3, "t": 0.1, "kind": "phase", "name": "look"},
+        {"seq": 4, "t": 0.2, "kind": "tool_call", "tool": "fs.read", "index": 0, "phase": "look",
+         "cached": False, "standin": False, "credits": 0.25, "would_credits": 0.0},
+        {"seq": 5, "t": 0.3, "kind": "tool_call", "tool": "fs.read", "index": 1, "phase": "look",
+         "cached": True, "standin": False, "credits": 0.0, "would_credits": 0.0},
+    ]  # fmt: skip
+    tl = build_timeline(events, {}, [], "")
+    assert (tl.totals["calls"], tl.totals["cached"], tl.totals["credits"]) == (2, 1, 0.25)
+    assert tl.costs["tools"]["fs.read"] == {
+        "calls": 2, "paid": 1, "credits": 0.25, "cached": 1, "ledger_credits": 0.0,
+    }  # fmt: skip
+    assert tl.budget[-1][1] == 0.25  # spent
+    assert 'id="cost-tools"' in render_run(tl)
