@@ -38,6 +38,9 @@ def check_command(paths: tuple[str, ...], output_format: str, as_json: bool,
 config_option = click.option(
     "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
 )
+output_option = click.option(
+    "-o", "--output", default=None, help="Write the HTML page here (default: standard output)."
+)
 
 # -- the commands past check: each imports its body (and with it the runtime) when it runs ----
 
@@ -49,12 +52,15 @@ config_option = click.option(
 @click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
               help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--html", "as_html", is_flag=True, help="Write the report as an HTML page.")
+@output_option
 @config_option
-def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
+def price_command(path: str, seeds: int, latency: float, as_json: bool, as_html: bool,
+                  output: str | None, config: str | None) -> None:  # fmt: skip
     """Rehearse a plan against the free stand-in model and print its price."""
     from planlang import commands
 
-    commands.price_command(path, seeds, latency, as_json, config)
+    commands.price_command(path, seeds, latency, as_json, config, as_html, output)
 
 
 @cli.command("submit")
@@ -143,12 +149,26 @@ def runs_command(as_json: bool, config: str | None) -> None:
 @cli.command("show")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
+@click.option("--html", "as_html", is_flag=True, help="Draw the run as an HTML page instead.")
+@output_option
 @config_option
-def show_command(run_id: str, as_json: bool, config: str | None) -> None:
+def show_command(run_id: str, as_json: bool, as_html: bool, output: str | None,
+                 config: str | None) -> None:  # fmt: skip
     """Print a run's phases, workers, costs and result."""
     from planlang import commands
 
-    commands.show_command(run_id, config, as_json)
+    commands.show_command(run_id, config, as_json, as_html, output)
+
+
+@cli.command("report")
+@click.argument("run")
+@output_option
+@config_option
+def report_command(run: str, output: str | None, config: str | None) -> None:
+    """Draw a run as one self-contained HTML page: timeline, budget, phases, costs, failures."""
+    from planlang import cli_report
+
+    cli_report.report_command(run, output, config)
 
 
 @cli.command("result")

@@ -19,6 +19,7 @@ import click
 from rich.console import Console
 
 from planlang.cli_ledger import open_ledger, open_shared_budget
+from planlang.cli_report import price_html, run_html
 from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, find_config, read_plan
 from planlang.errors import PlanRefused
 from planlang.gate import Gate
@@ -79,10 +80,11 @@ def _refused(error: PlanRefused, as_json: bool) -> None:
 # -- price -----------------------------------------------------------------------------------
 
 
-def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
+def price_command(path: str, seeds: int, latency: float, as_json: bool, config: str | None,
+                  as_html: bool = False, output: str | None = None) -> None:  # fmt: skip
     """Rehearse a plan against the free stand-in model and print its price."""
     try:
-        _price(path, seeds, latency, as_json, config)
+        _price(path, seeds, latency, as_json, config, as_html, output)
     except PlanFileError as error:
         if not as_json:
             raise
@@ -90,7 +92,8 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
         sys.exit(error.exit_code)
 
 
-def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | None) -> None:
+def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | None,
+           as_html: bool = False, output: str | None = None) -> None:  # fmt: skip
     plan = read_plan(path)
     project = _project(config, path)
     try:
@@ -103,6 +106,8 @@ def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | N
         raise PlanFileError(str(error)) from None
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    elif as_html:
+        price_html(report, output, concurrency=project.settings.concurrency, latency=latency)
     else:
         print_price(report, Console(), concurrency=project.settings.concurrency, latency=latency)
     no_project = config is None and project.source is None
@@ -252,6 +257,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
         llm.budget = open_shared_budget(project, budget if budget is not None else settings.cap)
     mode = "replay" if replay else "collect"
     write_start(folder, filename=path, sha256=approved.sha256, mode=mode, cap=llm.budget.cap)
+    (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for planlang report
     run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
                     resample=resample)  # fmt: skip
     options = WatchOptions(allow_failed_workers=allow_failed_workers,
@@ -290,9 +296,15 @@ def runs_command(config: str | None, as_json: bool = False) -> None:
                    f"{calls} calls  {credits:.4g} credits")  # fmt: skip
 
 
-def show_command(run_id: str, config: str | None, as_json: bool = False) -> None:
-    """Print a run's phases, workers, costs and result."""
+def show_command(run_id: str, config: str | None, as_json: bool = False, as_html: bool = False,
+                 output: str | None = None) -> None:  # fmt: skip
+    """Print a run's phases, workers, costs and result (or draw it: ``--html``)."""
     folder = _run_folder(config, run_id)
+    if as_html:
+        if not (folder / "meta.json").exists():
+            raise PlanFileError(f"run {run_id!r} has not finished; draw it with planlang report")
+        run_html(folder, output)
+        return
     meta = read_meta(folder) or {}
     threads_path = folder / "threads.json"
     threads = json.loads(threads_path.read_text()) if threads_path.exists() else []

@@ -147,3 +147,12 @@ def failure_groups(threads: list[dict[str, Any]]) -> list[tuple[str, int, list[i
             groups[thread.get("error") or "the worker failed"].append(thread["id"])
     ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
     return [(reason, len(ids), ids[:5]) for reason, ids in ranked]
+
+
+def save_finished(folder: Path, run: Any, *, filename: str, mode: str, result: Any) -> None:
+    """Both records of a run that is over, for code that ran it itself (tests, examples): as
+    ``planlang run`` writes them at its start and its end."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cap = run.llm.budget.snapshot()[2]
+    write_start(folder, filename=filename, sha256="", mode=mode, cap=cap)
+    write_end(folder, status=run.status, run=run, result=result, cap=cap)

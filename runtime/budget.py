@@ -47,6 +47,7 @@ class Budget:
         # condition over the same lock is only for waiting at the cap.
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
+        self._watchers: list[Callable[[float | None, float | None], None]] = []
 
     def __repr__(self) -> str:
         return f"Budget(cap={self.cap}, spent={self.spent}, reserved={self.reserved})"
@@ -82,11 +83,13 @@ class Budget:
         *,
         stop: Callable[[], bool] | None = None,
         on_wait: Callable[[], None] | None = None,
+        on_resume: Callable[[], None] | None = None,
     ) -> Reservation:
         """Reserve ``cost``, waiting while it would pass the cap.
 
         ``stop`` is checked whenever the worker wakes; when it says True the wait ends with
-        ``RunCancelled``. ``on_wait`` is called once if (and when) the worker has to wait.
+        ``RunCancelled``. ``on_wait`` is called once if (and when) the worker has to wait, and
+        ``on_resume`` once when that wait ends (admitted or stopped), so a run can record it.
         """
         units = _units(cost)
         with self._lock:
@@ -101,6 +104,8 @@ class Budget:
                         self._cond.wait()
                 finally:
                     self._waiting -= 1
+                    if on_resume is not None:
+                        on_resume()
             if stop is not None and stop():
                 raise RunCancelled("The run was cancelled before the call was admitted.")
             self._reserved += units
@@ -133,10 +138,29 @@ class Budget:
         self.settle(reserved, 0.0)
 
     def raise_to(self, cap: float | None) -> None:
-        """Set a new cap (None: unlimited) and wake every waiting worker."""
+        """Set a new cap (None: unlimited) and wake every waiting worker.
+
+        The watchers are told first, so what they record of the raise comes before anything a
+        woken worker records.
+        """
+        units = None if cap is None else _units(cap)
+        with self._lock:
+            watchers, old = list(self._watchers), self.cap
+        for watcher in watchers:
+            watcher(old, None if units is None else units / _SCALE)
         with self._cond:
-            self._cap = None if cap is None else _units(cap)
+            self._cap = units
             self._cond.notify_all()
+
+    def watch(self, watcher: Callable[[float | None, float | None], None]) -> None:
+        """Call ``watcher(old_cap, new_cap)`` at every ``raise_to``, before the cap changes."""
+        with self._lock:
+            self._watchers.append(watcher)
+
+    def unwatch(self, watcher: Callable[[float | None, float | None], None]) -> None:
+        with self._lock:
+            if watcher in self._watchers:
+                self._watchers.remove(watcher)
 
     def wake(self) -> None:
         """Wake waiting workers so they re-check their ``stop`` condition (used by cancel)."""

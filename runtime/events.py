@@ -43,6 +43,10 @@ class EventLog:
                 self._file.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
             return event
 
+    def t_of(self, monotonic_ns: int) -> float:
+        """A ``time.monotonic_ns()`` reading in this log's ``t`` (seconds since it began)."""
+        return (monotonic_ns - self._t0) // 1000 / 1e6
+
     def close(self) -> None:
         with self._lock:
             if self._file is not None:

@@ -10,6 +10,7 @@ closed, and for a fresh ``RunCancelled`` to raise.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
@@ -46,13 +47,18 @@ class FanOut:
         """Is the calling thread running a thunk of this pool (or one run inline)?"""
         return bool(getattr(self._local, "worker", False))
 
-    def guarded(self, index: int, thunk: Thunk) -> Any:
-        """Run a thunk as a worker: a plain exception stays with it (result None)."""
+    def guarded(self, index: int, thunk: Thunk, queued_ns: int | None = None) -> Any:
+        """Run a thunk as a worker: a plain exception stays with it (result None).
+
+        ``queued_ns`` is when the thunk was handed to the pool: the first worker it starts
+        takes it (``take_queued_ns``), so a run can record how long that worker queued.
+        """
         if self._closed():
             raise self._cancelled()
         local = self._local
         outer = getattr(local, "worker", False)
         local.worker = True
+        local.queued_ns = queued_ns
         try:
             return thunk()
         except RunError:
@@ -62,16 +68,26 @@ class FanOut:
             return None
         finally:
             local.worker = outer
+            local.queued_ns = None
+
+    def take_queued_ns(self) -> int | None:
+        """When this thread's thunk was queued, once: later workers of the thunk get None."""
+        local = self._local
+        queued = getattr(local, "queued_ns", None)
+        if queued is not None:
+            local.queued_ns = None
+        return queued
 
     def submit(self, index: int, thunk: Thunk) -> Future[Any]:
         """Schedule one thunk on the pool."""
         if self._closed():
             raise self._cancelled()
         try:
+            now = time.monotonic_ns()
             if self._stack_mb is None:  # the platform's stack: no context manager per submit
-                return self._pool.submit(self.guarded, index, thunk)
+                return self._pool.submit(self.guarded, index, thunk, now)
             with thread_stack(self._stack_mb):  # the pool starts its threads on submit
-                return self._pool.submit(self.guarded, index, thunk)
+                return self._pool.submit(self.guarded, index, thunk, now)
         except RuntimeError:  # cancel() shut the pool down between the check and the submit
             if self._closed():
                 raise self._cancelled() from None

@@ -80,12 +80,14 @@ class LLM:
         sample: int = 0,
         stop: Callable[[], bool] | None = None,
         on_wait: Callable[[], None] | None = None,
+        on_resume: Callable[[], None] | None = None,
         **params: Any,
     ) -> Reply:
         """Answer ``messages`` with the model of ``role`` (or ``model``), in the documented order.
 
         ``stop`` lets a run interrupt a wait at the budget; ``on_wait`` is told when the call
-        starts waiting there. Everything in ``params`` goes to the client and into the key.
+        starts waiting there and ``on_resume`` when that wait ends. Everything in ``params``
+        goes to the client and into the key.
         """
         priced = self.settings.role(role)
         model_name = model or priced.model
@@ -136,7 +138,7 @@ class LLM:
                         raise RunCancelled("The run was cancelled while a twin question ran.")
                 running.release()  # open for the other twins too
                 return self.chat(messages, role=role, model=model, sample=sample, stop=stop,
-                                 on_wait=on_wait, **params)  # fmt: skip
+                                 on_wait=on_wait, on_resume=on_resume, **params)  # fmt: skip
         try:
             if self.ledger is not None:
                 # ... and wait for a twin in flight in another process (or on another machine).
@@ -144,7 +146,8 @@ class LLM:
                 if stored is not None:
                     self._count("hits")
                     return stored.replace(cached=True, standin=False, role=role, sample=sample)
-            return self._pay(key, model_name, messages, params, price, role, sample, stop, on_wait)
+            return self._pay(key, model_name, messages, params, price, role, sample, stop,
+                             on_wait, on_resume)  # fmt: skip
         finally:
             if self.ledger is not None:
                 try:
@@ -164,9 +167,10 @@ class LLM:
         sample: int,
         stop: Callable[[], bool] | None,
         on_wait: Callable[[], None] | None,
+        on_resume: Callable[[], None] | None = None,
     ) -> Reply:
         """Budget admission, the client, then store and settle: the only place money goes."""
-        reservation = self.budget.admit(price, stop=stop, on_wait=on_wait)
+        reservation = self.budget.admit(price, stop=stop, on_wait=on_wait, on_resume=on_resume)
         try:
             answer = self._call(self.client, model_name, messages, params)  # type: ignore[arg-type]
         except BaseException:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from .reply import Reply
 from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
+from .waits import BudgetWait, Watcher, take_slot, watch_budget
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
@@ -38,6 +40,7 @@ Plan = Callable[["Run"], Any]
 Resample = Callable[[str | None, str, str | None, int], int]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
+_monotonic_ns = time.monotonic_ns
 
 
 class Run:
@@ -92,6 +95,7 @@ class Run:
                               closed=lambda: self._closed, cancelled=self._cancelled_error,
                               failed=self._thunk_failed)  # fmt: skip
         self._thread: threading.Thread | None = None
+        self._budget_watch: Watcher = lambda old, new: None  # set by start()
 
     def __repr__(self) -> str:
         return f"Run({self.title!r}, status={self._status!r}, workers={len(self.threads)})"
@@ -128,6 +132,7 @@ class Run:
             self._status = "running"
         self.log_events.emit("run_started", title=self.title, concurrency=self.concurrency,
                              max_agents=self.max_agents, mode=self.llm.mode)  # fmt: skip
+        self._budget_watch = watch_budget(self.llm.budget, self.log_events.emit)
         self._thread = threading.Thread(target=self._main, args=(plan,), name=f"run:{self.title}")
         self._thread.daemon = True
         with thread_stack(self.settings.thread_stack_mb):
@@ -141,6 +146,7 @@ class Run:
             self.error = exc
         finally:
             self.fan_out.shutdown(wait=True)
+            self.llm.budget.unwatch(self._budget_watch)
             if self._fatal is not None:
                 self.error = self._fatal
             elif self._cancelled.is_set() and not isinstance(self.error, RunCancelled):
@@ -244,6 +250,8 @@ class Run:
         """
         if self._closed:
             raise self._cancelled_error()
+        # queued since its thunk went to the pool (the thunk's first worker) or since now
+        queued_ns = self.fan_out.take_queued_ns() or _monotonic_ns()
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None
@@ -251,8 +259,11 @@ class Run:
         if self.resample is not None:
             sample = self.resample(label, str(prompt), model, sample)
         record.sample = sample
-        self._slots.get()  # at most `concurrency` agents talk at once
+        queued = take_slot(self._slots, queued_ns)  # at most `concurrency` agents talk at once
         try:
+            if queued:  # else it started at once: its worker_started says when
+                self.log_events.emit("worker_running", worker=record.id,
+                                     queued_since=self.log_events.t_of(queued_ns))  # fmt: skip
             return self._talk(record, prompt, schema, model, system, data, sample, check)
         finally:
             self._slots.put(None)
@@ -273,6 +284,9 @@ class Run:
                 check=check,
                 max_repairs=self.settings.max_repair_turns,
                 max_checks=self.settings.max_check_retries,
+                on_retry=lambda why, problem: self.log_events.emit(
+                    "retry", worker=record.id, turn=record.turns + 1, why=why, problem=problem[:500]
+                ),
             )
         except RunError as exc:
             if not isinstance(exc, RunCancelled):
@@ -313,8 +327,8 @@ class Run:
     def _chat_for(
         self, record: WorkerRecord, role: str | None, sample: int, params: dict[str, Any]
     ) -> Callable[[list[dict[str, Any]]], Reply]:
-        def on_wait() -> None:
-            self.log_events.emit("paused", worker=record.id, reason="budget cap")
+        waits = BudgetWait(self.log_events.emit, record.id)
+        on_wait, on_resume = waits.on_wait, waits.on_resume
 
         # looked up once per worker, not once per call
         ask, stop, record_call = self.llm.chat, self._cancelled.is_set, self.accounting.record
@@ -323,7 +337,8 @@ class Run:
         def chat(messages: list[dict[str, Any]]) -> Reply:
             if self._closed:
                 raise self._cancelled_error()
-            reply = ask(messages, role=role, sample=sample, stop=stop, on_wait=on_wait, **params)
+            reply = ask(messages, role=role, sample=sample, stop=stop, on_wait=on_wait,
+                        on_resume=on_resume, **params)  # fmt: skip
             record_call(phase, role or reply.model, worker, reply)
             standin = reply.standin
             emit(

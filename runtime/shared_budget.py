@@ -49,6 +49,7 @@ class SharedBudget(Budget):
         timeout: float = 10.0,
     ) -> None:
         self.name = name
+        self._watchers: list[Callable[[float | None, float | None], None]] = []  # Budget.watch
         self.server = Server(location, max_size=4, timeout=timeout)
         self.poll = poll
         self._open: dict[int, int] = {}
@@ -114,7 +115,8 @@ class SharedBudget(Budget):
         return None if row is None or row[0] is None else int(row[0])
 
     def admit(self, cost: float, *, stop: Callable[[], bool] | None = None,
-              on_wait: Callable[[], None] | None = None) -> Reservation:  # fmt: skip
+              on_wait: Callable[[], None] | None = None,
+              on_resume: Callable[[], None] | None = None) -> Reservation:  # fmt: skip
         """Reserve ``cost`` against the team's cap, waiting while it would pass it."""
         units = _units(cost)
         if stop is not None and stop():
@@ -135,6 +137,8 @@ class SharedBudget(Budget):
             finally:
                 with self._lock:
                     self._waiting -= 1
+                if on_resume is not None:
+                    on_resume()
         with self._lock:
             self._open[made] = units
         return Reservation(made, cost)
@@ -158,6 +162,11 @@ class SharedBudget(Budget):
     def raise_to(self, cap: float | None) -> None:
         """Set the team's cap (None: unlimited); waiting runners everywhere see it next look."""
         units = None if cap is None else _units(cap)
+        with self._lock:
+            watchers = list(self._watchers)
+        old = self.cap if watchers else None
+        for watcher in watchers:  # this process's runs record the raise first (Budget.watch)
+            watcher(old, None if units is None else units / _SCALE)
         with self.server.connection() as conn:
             conn.execute("UPDATE planlang_budgets SET cap = %s WHERE name = %s",
                          (units, self.name))  # fmt: skip

@@ -103,10 +103,13 @@ def converse(
     check: Check | None,
     max_repairs: int,
     max_checks: int,
+    on_retry: Callable[[str, str], object] | None = None,
 ) -> Any:
     """Talk until the answer is valid and done; return it as plain data (or text).
 
     Raises ``WorkerFailed`` when the worker gives up. Run-ending errors pass through.
+    ``on_retry(why, problem)`` is told before each repair (``why="repair"``) or check-retry
+    (``why="check"``) turn, so a run can mark those turns.
     """
     validator = validator_for(schema) if schema is not None else None
     messages = record.messages
@@ -129,6 +132,8 @@ def converse(
                 if repairs_left == 0:
                     raise WorkerFailed(record.id, _failed_text(problems, reply.cut_off))
                 repairs_left -= 1
+                if on_retry is not None:
+                    on_retry("repair", "; ".join(problems))
                 messages.append({"role": "user", "content": _repair_text(problems, reply.cut_off)})
                 continue
         if check is not None:
@@ -149,6 +154,8 @@ def converse(
                 if checks_left == 0:
                     raise WorkerFailed(record.id, f"its check still finds a problem: {problem}")
                 checks_left -= 1
+                if on_retry is not None:
+                    on_retry("check", str(problem))
                 messages.append(
                     {
                         "role": "user",
