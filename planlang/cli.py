@@ -200,6 +200,20 @@ def ledger_copy_command(source: str, destination: str) -> None:
     cli_ledger.copy_command(source, destination)
 
 
+@cli.group("mcp")
+def mcp_group() -> None:
+    """planlang and the Model Context Protocol (docs/MCP.md)."""
+
+
+@mcp_group.command("serve")
+@config_option
+def mcp_serve_command(config: str | None) -> None:
+    """Serve check, price, submit and run of plans to an MCP client over stdio."""
+    from planlang.mcp.serve_command import serve_command
+
+    serve_command(config)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
     try:

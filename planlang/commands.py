@@ -45,9 +45,10 @@ def _project(config: str | None, plan: str | None = None) -> Project:
         raise PlanFileError(str(error)) from None
 
 
-def _gate(project: Project, seeds: int = 5, latency: float = 2.0) -> Gate:
+def _gate(project: Project, seeds: int = 5, latency: float = 2.0, *, words: bool = True) -> Gate:
+    """The project's gate; ``words=False`` for commands that price nothing (no server starts)."""
     try:
-        host = project.host_provider()
+        host = project.host_provider() if words else None
     except ProjectError as error:
         raise PlanFileError(str(error)) from None
     try:
@@ -160,7 +161,7 @@ def submit_command(path: str, as_json: bool, config: str | None) -> None:
 
 def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Approve a held plan by its ID."""
-    gate = _gate(_project(config))
+    gate = _gate(_project(config), words=False)
     try:
         approved = gate.approve(plan_id, by=by)
     except KeyError as error:
@@ -178,7 +179,7 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
 
 def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Refuse a held plan by its ID."""
-    gate = _gate(_project(config))
+    gate = _gate(_project(config), words=False)
     try:
         summary = gate.reject(plan_id, by=by)
     except KeyError as error:
@@ -194,7 +195,7 @@ def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = Fa
 
 def held_command(config: str | None, as_json: bool = False) -> None:
     """List plans the gate holds for a person, with their price and problems."""
-    held = _gate(_project(config)).held()
+    held = _gate(_project(config), words=False).held()
     if as_json:
         click.echo(json.dumps({"held": held}, indent=2, default=str))
         return
@@ -214,6 +215,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
     stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
     plan = read_plan(path)
     project = _project(config, path)
+    project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
     gate = _gate(project)
     try:
         approved = gate.find_approved(plan.source)

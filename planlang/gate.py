@@ -51,6 +51,9 @@ class Policy(BaseModel):
     max_credits: float | None = Field(default=None, ge=0)
     max_wall_seconds: float | None = Field(default=None, ge=0)
     allow_problems: bool = False
+    # MCP tools (docs/MCP.md): calls of tools not marked readOnlyHint; any destructiveHint call.
+    max_tool_writes: int | None = Field(default=None, ge=0)
+    hold_destructive: bool = False
 
     def sha256(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
@@ -71,6 +74,12 @@ class Policy(BaseModel):
             reasons.append(f"estimated wall time {wall:g} s is over {self.max_wall_seconds:g} s")
         if report.problems and not self.allow_problems:
             reasons.append(f"{len(report.problems)} problem(s) met in rehearsal")
+        writes = report.tool_writes()
+        if self.max_tool_writes is not None and writes > self.max_tool_writes:
+            reasons.append(f"{writes} calls of tools that are not read-only are over "
+                           f"{self.max_tool_writes}")  # fmt: skip
+        if self.hold_destructive and report.destructive_tools():
+            reasons.append(f"it calls destructive tools: {', '.join(report.destructive_tools())}")
         return reasons
 
 

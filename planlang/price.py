@@ -47,7 +47,7 @@ class Spread:
 class PriceProblem:
     """Something a rehearsal met: a crash, a limit, a failing worker, a runaway."""
 
-    kind: str  # crash, limit, worker, runaway, run
+    kind: str  # crash, limit, worker, runaway, run, thunk (a fanned-out function that failed)
     message: str
     line: int | None
     seeds: tuple[int, ...]
@@ -75,10 +75,26 @@ class PriceReport:
     wall_seconds: Spread
     problems: list[PriceProblem]
     rehearsals: list[Rehearsal] = field(repr=False, default_factory=list)
+    # Tool calls per "server.tool" (MCP, docs/MCP.md) and what each declared tool promises.
+    tools: dict[str, dict[str, Spread]] = field(default_factory=dict)
+    tool_hints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def tool_writes(self) -> int:
+        """The most calls one rehearsal made of tools whose annotations lack readOnlyHint."""
+        writes = [sum(t["calls"] for name, t in r.accounting.get("tools", {}).items()
+                      if not self.tool_hints.get(name, {}).get("read_only", False))
+                  for r in self.rehearsals]  # fmt: skip
+        return max(writes, default=0)
+
+    def destructive_tools(self) -> list[str]:
+        """The destructiveHint tools some rehearsal called."""
+        return sorted(name for name, spread in self.tools.items()
+                      if spread["calls"].max > 0
+                      and self.tool_hints.get(name, {}).get("destructive", True))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         # Without the rehearsals: asdict copies without a memo, so a rehearsal's result made of
@@ -128,6 +144,10 @@ def price(
         for s in seed_list
     ]
     turns = 1 + settings.max_repair_turns + settings.max_check_retries
+    hints = {name: spec for r in rehearsals for name, spec in r.tools.items()}
+    dearest_tool = max((spec["price"] for spec in hints.values()), default=0.0)
+    tool_basis = {"max_tool_calls": settings.max_tool_calls, "dearest_tool_price": dearest_tool}
+    called = sorted({name for r in rehearsals for name in r.accounting.get("tools", {})})
     return PriceReport(
         filename=checked.filename,
         sha256=checked.sha256,
@@ -135,15 +155,22 @@ def price(
         phases=_spreads(rehearsals, "phases"),
         roles=_spreads(rehearsals, "roles"),
         total=_measures([r.accounting["total"] for r in rehearsals]),
-        ceiling=settings.max_agents * turns * settings.dearest_price,
+        ceiling=settings.max_agents * turns * settings.dearest_price
+        + (settings.max_tool_calls * dearest_tool if dearest_tool else 0.0),
         ceiling_basis={
             "max_agents": settings.max_agents,
             "turns_per_worker": turns,
             "dearest_price": settings.dearest_price,
+            **(tool_basis if dearest_tool else {}),
         },
         wall_seconds=Spread.of([r.wall_seconds for r in rehearsals]),
         problems=_merge_problems(rehearsals),
         rehearsals=rehearsals,
+        tools={
+            name: _measures([r.accounting.get("tools", {}).get(name, {}) for r in rehearsals])
+            for name in called
+        },
+        tool_hints=hints,
     )
 
 

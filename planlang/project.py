@@ -27,6 +27,9 @@ to hand in (``[plan]``), the gate's policy (``[gate]``) and where state lives (`
     gate_key = "~/.config/planlang/gate.key"           # seals the gate's decisions
     budget = "team"                     # a named budget shared on the ledger's server
 
+    [mcp.servers.files]                 # MCP servers whose tools a plan may call (docs/MCP.md)
+    command = ["python", "files_server.py"]
+
 Relative paths are taken from the folder of the file. Host providers are imported by name, so
 planlang itself never imports the kit: the dependency stays one-way.
 """
@@ -51,6 +54,7 @@ from planlang.config_errors import (
     validation_line,
 )
 from planlang.gate import Policy
+from planlang.mcp.config import McpConfigError, ServerConfig, servers_from_table
 from runtime import LLM, Run, Settings
 from runtime.stores import backend
 
@@ -73,20 +77,43 @@ class Project:
     gate_store: str = ""  # the same for the gate's decisions
     gate_key: Path | None = None  # None: planlang.gate_seal.default_key_path()
     budget: str | None = None  # the name of a budget shared on the ledger's server
+    mcp_servers: list[ServerConfig] = field(default_factory=list)
+    offline_tools: bool = False  # replay: the servers' recorded listings, no server started
+    _mcp: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.ledger = self.ledger or str(self.state_dir / "answers.db")
         self.gate_store = self.gate_store or str(self.state_dir / "gate.db")
 
+    def mcp_tools(self) -> Any:
+        """The configured MCP servers' tools (``planlang.mcp.tools.McpTools``), or None."""
+        if not self.mcp_servers:
+            return None
+        if self._mcp is None:
+            from planlang.mcp.tools import McpTools  # the SDK only when a project uses it
+
+            self._mcp = McpTools(self.mcp_servers, log_dir=self.state_dir / "mcp",
+                                 offline=self.offline_tools)  # fmt: skip
+        return self._mcp
+
     def host_provider(self) -> Callable[[Run], Mapping[str, Any]] | None:
-        """One provider calling each configured ``module:callable(run, **options)``.
+        """One provider calling each configured ``module:callable(run, **options)``, and the
+        MCP servers' tools (listed now: a server that cannot start is the project's error).
 
         Each provider gets the options its signature takes; an option no provider takes is a
-        typo. The words are built once here, so a provider refusing its options (a corpus
-        that does not exist, a count that is not a number) is a config mistake now, not a
-        crash in the middle of a rehearsal.
+        typo. The providers' words are built once here, so a provider refusing its options (a
+        corpus that does not exist, a count that is not a number) is a config mistake now, not
+        a crash in the middle of a rehearsal.
         """
-        if not self.host_specs:
+        mcp = self.mcp_tools()
+        if mcp is not None:
+            from runtime import RunError
+
+            try:
+                mcp.catalogue()
+            except (McpConfigError, RunError) as error:
+                raise ProjectError(f"{self.source or 'the project'}: {error}") from None
+        if not self.host_specs and mcp is None:
             return None
         file = self.source or Path(DEFAULT_NAME)
         bound, taken = [], set()
@@ -100,7 +127,7 @@ class Project:
                 raise ProjectError(f"{file}: [plan] options.{key}: unknown option; no host "
                                    f"provider takes it ({', '.join(self.host_specs)})")  # fmt: skip
 
-        def provide(run: Run) -> Mapping[str, Any]:
+        def own_words(run: Run) -> dict[str, Any]:
             words: dict[str, Any] = {}
             for spec, provider, options in bound:
                 try:
@@ -109,7 +136,14 @@ class Project:
                     raise ProjectError(provider_failed(file, spec, options, error)) from None
             return words
 
-        provide(Run("planlang.toml check", llm=LLM(settings=self.settings)))
+        def provide(run: Run) -> Mapping[str, Any]:
+            words: dict[str, Any] = {}
+            words.update(own_words(run))
+            if mcp is not None:
+                words.update(mcp(run))
+            return words
+
+        own_words(Run("planlang.toml check", llm=LLM(settings=self.settings)))
         return provide
 
 
@@ -146,13 +180,17 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
     except tomllib.TOMLDecodeError as error:
         raise ProjectError(f"{file}: not valid TOML: {error}") from None
     root = file.resolve().parent
-    unknown = set(table) - {"planlang", "plan", "gate", "state"}
+    unknown = set(table) - {"planlang", "plan", "gate", "state", "mcp"}
     if unknown:
         raise ProjectError(f"{file}: unknown tables {sorted(unknown)}; expected planlang, plan, "
-                           "gate, state")  # fmt: skip
-    for name in ("planlang", "plan", "gate", "state"):
+                           "gate, state, mcp")  # fmt: skip
+    for name in ("planlang", "plan", "gate", "state", "mcp"):
         if not isinstance(table.get(name, {}), dict):
             raise ProjectError(f"{file}: [{name}] must be a table")
+    try:
+        servers = servers_from_table(table.get("mcp", {}), root)
+    except McpConfigError as error:
+        raise ProjectError(f"{file}: {error}") from None
     plan = table.get("plan", {})
     state = table.get("state", {})
     check_keys(file, "plan", plan, ("host", "options", "inputs"))
@@ -185,6 +223,7 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
         options=_resolve_paths(plan.get("options", {}), root),
         inputs=_inputs(plan.get("inputs"), root, file),
         source=file,
+        mcp_servers=servers,
     )
 
 

@@ -27,6 +27,7 @@ from planlang.sandbox.deep_stack import deep_settings
 from planlang.sandbox.limits import Limits
 from planlang.standin import StandIn
 from runtime import LLM, Budget, Run, RunError, Settings
+from runtime.tools import tool_door
 
 __all__ = ["Rehearsal", "VirtualClock", "rehearse"]
 
@@ -41,6 +42,7 @@ class Rehearsal:
     wall_seconds: float
     problems: list[tuple[str, str, int | None]] = field(default_factory=list)
     result: Any = None
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # declared: price, hints
 
 
 class VirtualClock:
@@ -160,5 +162,14 @@ def rehearse(
         elif record.status == "refused":  # one problem for all: the worker number is not news
             problems.append(("runaway", f"a worker asked to start past max_agents="
                              f"{run.max_agents}", line))  # fmt: skip
+    for event in run.events:  # a thunk's own failure (a bad tool call, say) leaves it None
+        if event["kind"] == "thunk_failed":
+            problems.append(("thunk", event["error"], None))
     wall = clock.total()
-    return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result)
+    door = tool_door(run)
+    declared = {name: {"price": spec.price, "read_only": spec.read_only,
+                       "destructive": spec.destructive, "idempotent": spec.idempotent}
+                for name, spec in door.declared.items()}  # fmt: skip
+    door.close()
+    return Rehearsal(seed, run.accounting.to_dict(), len(run.threads), wall, problems, result,
+                     declared)  # fmt: skip

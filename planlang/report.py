@@ -38,12 +38,16 @@ def print_price(report: PriceReport, console: Console, *, concurrency: int, late
     )
     console.print(_table("Phases", "phase", report.phases))
     console.print(_table("Roles", "role", report.roles))
+    if report.tools:
+        console.print(_table("Tools (MCP)", "tool", report.tools))
     console.print(_table("Total", "", {"all": report.total}))
     basis = report.ceiling_basis
+    tools = (f" + max_tool_calls {basis['max_tool_calls']:g} x dearest tool price "
+             f"{basis['dearest_tool_price']:g}" if "max_tool_calls" in basis else "")  # fmt: skip
     console.print(
         f"Hard ceiling: [bold]{report.ceiling:.4g}[/bold] credits "
         f"(max_agents {basis['max_agents']:g} x {basis['turns_per_worker']:g} turns x dearest "
-        f"price {basis['dearest_price']:g})"
+        f"price {basis['dearest_price']:g}{tools})"
     )
     console.print(
         f"Estimated wall time: {_spread(report.wall_seconds)} s "
@@ -62,19 +66,25 @@ def print_price(report: PriceReport, console: Console, *, concurrency: int, late
         console.print("[green]No problems met in rehearsal.[/green]")
 
 
+def _tallies(title: str, column: str, tallies: dict[str, dict[str, Any]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for name in (column, "calls", "sent", "cached", "credits"):
+        table.add_column(name, justify="left" if name == column else "right")
+    for name, tally in tallies.items():
+        table.add_row(name, str(tally["calls"]), str(tally["sent"]), str(tally["cached"]),
+                      f"{tally['credits']:.4g}")  # fmt: skip
+    return table
+
+
 def print_run(meta: dict[str, Any], threads: list[dict[str, Any]], console: Console) -> None:
     console.print(
         f"[bold]Run {meta['id']}[/bold]  {meta.get('filename')}  status {meta.get('status')}  "
         f"mode {meta.get('mode')}"
     )
     accounting = meta.get("accounting") or {}
-    table = Table(title="Phases", title_justify="left")
-    for column in ("phase", "calls", "sent", "cached", "credits"):
-        table.add_column(column, justify="left" if column == "phase" else "right")
-    for name, tally in (accounting.get("phases") or {}).items():
-        table.add_row(name, str(tally["calls"]), str(tally["sent"]), str(tally["cached"]),
-                      f"{tally['credits']:.4g}")  # fmt: skip
-    console.print(table)
+    console.print(_tallies("Phases", "phase", accounting.get("phases") or {}))
+    if accounting.get("tools"):
+        console.print(_tallies("Tools (MCP)", "tool", accounting["tools"]))
     workers = Table(title="Workers", title_justify="left")
     for column in ("id", "phase", "label", "role", "status", "turns", "credits", "error"):
         workers.add_column(column)

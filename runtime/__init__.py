@@ -13,7 +13,17 @@ See docs/RUNTIME.md.
 
 from .accounting import Accounting, Tally
 from .budget import Budget, Reservation
-from .errors import CacheMiss, ClientError, RunCancelled, RunError, SpendRefused, WorkerFailed
+from .errors import (
+    CacheMiss,
+    ClientError,
+    OutcomeUnknown,
+    RunCancelled,
+    RunError,
+    SpendRefused,
+    ToolError,
+    ToolUnavailable,
+    WorkerFailed,
+)
 from .events import EventLog
 from .http import HTTPClient, http_client
 from .ledger import Ledger, fingerprint
@@ -35,6 +45,7 @@ __all__ = [
     "EventLog",
     "HTTPClient",
     "Ledger",
+    "OutcomeUnknown",
     "Reply",
     "Reservation",
     "Role",
@@ -46,6 +57,8 @@ __all__ = [
     "StoreUnavailable",
     "Stream",
     "Tally",
+    "ToolError",
+    "ToolUnavailable",
     "WorkerFailed",
     "WorkerRecord",
     "fingerprint",

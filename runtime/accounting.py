@@ -54,6 +54,7 @@ class Accounting:
     total: Tally = field(default_factory=Tally)
     phases: dict[str, Tally] = field(default_factory=dict)
     roles: dict[str, Tally] = field(default_factory=dict)
+    tools: dict[str, Tally] = field(default_factory=dict)  # "server.tool" -> its calls
     turns: dict[int, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -65,11 +66,19 @@ class Accounting:
             (self.roles.get(role) or self.roles.setdefault(role, Tally())).add(reply)
             self.turns[worker] = self.turns.get(worker, 0) + 1
 
+    def record_tool(self, phase: str, tool: str, reply: Reply) -> None:
+        """A tool call counts in the total and its phase, and per tool (not as a role)."""
+        with self._lock:
+            self.total.add(reply)
+            (self.phases.get(phase) or self.phases.setdefault(phase, Tally())).add(reply)
+            (self.tools.get(tool) or self.tools.setdefault(tool, Tally())).add(reply)
+
     def to_dict(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "total": self.total.to_dict(),
                 "phases": {name: t.to_dict() for name, t in self.phases.items()},
                 "roles": {name: t.to_dict() for name, t in self.roles.items()},
+                "tools": {name: t.to_dict() for name, t in self.tools.items()},
                 "turns": dict(self.turns),
             }

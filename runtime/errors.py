@@ -10,8 +10,11 @@ never validates) stays with the worker that met it.
      │    ├── CacheMiss      replay mode asked for an answer the ledger does not hold
      │    ├── SpendRefused   a call would cost money but there is no client to pay it
      │    ├── RunCancelled   the run was cancelled (by a person or by the runaway backstop)
+     │    ├── OutcomeUnknown a tool call with an effect was in flight when a run stopped
+     │    ├── ToolUnavailable a tool server stopped answering (runtime.tools)
      │    └── StoreUnavailable  a shared store (PostgreSQL) failed; in ``runtime.stores``
      ├── ClientError         one model call failed (transport, HTTP status, malformed body)
+     ├── ToolError           a tool answered with an error: the plan's failure, at its line
      └── WorkerFailed        a worker gave up; its thread record says why
 """
 
@@ -66,3 +69,29 @@ class WorkerFailed(Exception):
         self.worker = worker
         self.reason = reason
         super().__init__(f"Worker {worker} failed: {reason}")
+
+
+class OutcomeUnknown(RunError):
+    """A tool call that may have had its effect was in flight when an earlier run stopped.
+
+    Its tool does not promise ``idempotentHint``, so the rerun does not send it again.
+    """
+
+    def __init__(self, name: str, arguments: object, index: int) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.index = index
+        super().__init__(
+            f"The call {name}({arguments!r}) (identical call #{index}) was in flight when an "
+            "earlier run stopped, and its tool does not say idempotentHint: whether it took "
+            "effect is unknown, so it is not sent again. Check by hand, then clear it with "
+            "runtime.tools.forget_in_flight(LEDGER) to let a rerun send it."
+        )
+
+
+class ToolUnavailable(RunError):
+    """A tool server could not be reached or stopped answering; the message names it."""
+
+
+class ToolError(Exception):
+    """A tool answered a call with an error (or with a result that breaks its schema)."""

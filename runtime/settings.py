@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     concurrency: int = Field(default=8, ge=1, le=1024)
     cap: float | None = Field(default=None, ge=0.0)
     max_agents: int = Field(default=1000, ge=1)
+    max_tool_calls: int = Field(default=1000, ge=0)  # per run; bounds the tools' hard ceiling
     max_repair_turns: int = Field(default=1, ge=0, le=10)
     max_check_retries: int = Field(default=2, ge=0, le=10)
     # C stack of the run's threads, in MiB (None: the platform's). Plan code that C code walks
