@@ -60,8 +60,6 @@ from runtime.stores import backend
 
 __all__ = ["DEFAULT_NAME", "Project", "ProjectError", "load_project"]
 
-_CONFIG_CHECK = "planlang.toml check"  # the run the providers are tried on while loading
-
 DEFAULT_NAME = "planlang.toml"
 
 
@@ -103,9 +101,9 @@ class Project:
         MCP servers' tools (listed now: a server that cannot start is the project's error).
 
         Each provider gets the options its signature takes; an option no provider takes is a
-        typo. The words are built once here, so a provider refusing its options (a corpus
-        that does not exist, a count that is not a number) is a config mistake now, not a
-        crash in the middle of a rehearsal.
+        typo. The providers' words are built once here, so a provider refusing its options (a
+        corpus that does not exist, a count that is not a number) is a config mistake now, not
+        a crash in the middle of a rehearsal.
         """
         mcp = self.mcp_tools()
         if mcp is not None:
@@ -129,18 +127,23 @@ class Project:
                 raise ProjectError(f"{file}: [plan] options.{key}: unknown option; no host "
                                    f"provider takes it ({', '.join(self.host_specs)})")  # fmt: skip
 
-        def provide(run: Run) -> Mapping[str, Any]:
+        def own_words(run: Run) -> dict[str, Any]:
             words: dict[str, Any] = {}
             for spec, provider, options in bound:
                 try:
                     words.update(provider(run, **options))
                 except (OSError, ValueError, TypeError, KeyError) as error:
                     raise ProjectError(provider_failed(file, spec, options, error)) from None
-            if mcp is not None and run.title != _CONFIG_CHECK:
+            return words
+
+        def provide(run: Run) -> Mapping[str, Any]:
+            words: dict[str, Any] = {}
+            words.update(own_words(run))
+            if mcp is not None:
                 words.update(mcp(run))
             return words
 
-        provide(Run(_CONFIG_CHECK, llm=LLM(settings=self.settings)))  # the tools: listed above
+        own_words(Run("planlang.toml check", llm=LLM(settings=self.settings)))
         return provide
 
 
@@ -184,6 +187,10 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
     for name in ("planlang", "plan", "gate", "state", "mcp"):
         if not isinstance(table.get(name, {}), dict):
             raise ProjectError(f"{file}: [{name}] must be a table")
+    try:
+        servers = servers_from_table(table.get("mcp", {}), root)
+    except McpConfigError as error:
+        raise ProjectError(f"{file}: {error}") from None
     plan = table.get("plan", {})
     state = table.get("state", {})
     check_keys(file, "plan", plan, ("host", "options", "inputs"))
@@ -206,10 +213,6 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
         policy = Policy(**table.get("gate", {}))
     except ValidationError as error:
         raise ProjectError(validation_line(file, "gate", error)) from None
-    try:
-        servers = servers_from_table(table.get("mcp", {}), root)
-    except McpConfigError as error:
-        raise ProjectError(f"{file}: {error}") from None
     return Project(
         root=root,
         settings=settings,

@@ -37,7 +37,7 @@ MISTAKES = [
 
 @pytest.mark.parametrize(("config", "key", "why"), [m[1:] for m in MISTAKES],
                          ids=[m[0] for m in MISTAKES])  # fmt: skip
-@pytest.mark.parametrize("command", [["price", "plan.py", "--seeds", "1"], ["held"]])
+@pytest.mark.parametrize("command", [["price", "plan.py", "--seeds", "1"], ["submit", "plan.py"]])
 def test_a_config_mistake_is_one_line_naming_the_file_and_key(tmp_path, config, key, why,
                                                                command):  # fmt: skip
     (tmp_path / "planlang.toml").write_text(config)
