@@ -48,8 +48,10 @@ def test_one_workers_events_tell_its_story(server: FakeOpenAI) -> None:
         run = Run("one", llm=LLM(Ledger(":memory:"), client=client, settings=SETTINGS))
         run.run_sync(lambda r: r.agent("q", schema=S, model="scan"))
     mine = [e for e in run.events if e.get("worker") == 1]
-    assert [e["kind"] for e in mine] == ["worker_started", "call", "call", "worker_done"]
+    # the repair turn is an event of its own (the run report marks it on the lane)
+    assert [e["kind"] for e in mine] == ["worker_started", "call", "retry", "call", "worker_done"]
     assert [e["turn"] for e in mine if e["kind"] == "call"] == [1, 2]
+    assert [(e["why"], e["turn"]) for e in mine if e["kind"] == "retry"] == [("repair", 2)]
     assert mine[-1]["credits"] == 2.0 and mine[-1]["turns"] == 2
 
 
