@@ -17,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_block import write_block  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = ROOT / "examples" / "hello_plan.py"
 COMMANDS = {
@@ -64,14 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        start, end = "<!-- bench_cold_check:start -->", "<!-- bench_cold_check:end -->"
-        old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-        block = f"{start}\n{text}{end}\n"
-        if start in old:
-            old = old[: old.index(start)] + block + old[old.index(end) + len(end) + 1 :]
-        else:
-            old = old.rstrip() + "\n\n" + block
-        args.out.write_text(old, encoding="utf-8")
+        write_block(args.out, "bench_cold_check", text)
     return 0
 
 

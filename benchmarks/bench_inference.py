@@ -18,6 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_block import write_block  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("compute_glue", "host_calls", "realistic_plan")
 
@@ -84,14 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        start, end = "<!-- bench_inference:start -->", "<!-- bench_inference:end -->"
-        old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-        block = f"{start}\n{text}{end}\n"
-        if start in old:
-            old = old[: old.index(start)] + block + old[old.index(end) + len(end) + 1 :]
-        else:
-            old = old.rstrip() + "\n\n" + block
-        args.out.write_text(old, encoding="utf-8")
+        write_block(args.out, "bench_inference", text)
     return 0
 
 
