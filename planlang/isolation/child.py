@@ -39,7 +39,7 @@ from planlang.sandbox import inprocess as sandbox_module
 from planlang.sandbox.deep_stack import stack_for
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits, Meter
-from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
+from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["CALLBACK_STACK", "MAX_CALLBACK_THREADS", "config_without", "serve_one"]
 
@@ -64,6 +64,9 @@ class _Peer:
         return Decoder(
             {
                 "w": lambda p: RemoteWord(self, int(p)),
+                # a word that takes text (HostWord(text=True): log, phase): its arguments are
+                # made into text here, priced as the plan's own str, before any crosses
+                "wt": lambda p: HostWord(RemoteWord(self, int(p)), text=True),
                 "o": lambda p: HostProxy(
                     RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
                     frozenset(p[1]),

@@ -16,7 +16,8 @@ Encoding of values (JSON on the wire)::
     dict                                 {"d": [k1, v1, k2, v2, ...]}
     tuple / set / frozenset              {"t": [...]} / {"s": [...]} / {"f": [...]}
     a container seen before              {"r": n}   (n-th container, in the order met)
-    handles                              {"w": id}, {"o": [id, methods, attributes, label]},
+    handles                              {"w": id}, {"wt": id} (a word that takes text),
+                                         {"o": [id, methods, attributes, label]},
                                          {"c": id}, {"n": id}
 """
 

@@ -122,7 +122,9 @@ class _Session:
     def _host_handle(self, label: str) -> Callable[[Any], Any]:
         def handle(value: Any) -> Any:
             if isinstance(value, HostWord):
-                return {"w": self._new_id(self.words, value.fn)}
+                # a word that takes text gets its arguments as text made in the plan's process
+                # (priced there): the host never stringifies a plan value (issue 13, item 21)
+                return {"wt" if value.text else "w": self._new_id(self.words, value.fn)}
             if isinstance(value, HostObject):
                 proxy = HostProxy(value.obj, frozenset(value.methods),
                                   frozenset(value.attributes), value.name or label)  # fmt: skip

@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-BOTH_MODES = ("test_redteam", "test_redteam_fresh", "test_redteam_infer")
+# the wall between plan and host (issue 13, items 18-21) must hold in both modes too
+BOTH_MODES = ("test_redteam", "test_redteam_fresh", "test_redteam_infer", "test_wall_truthful")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
