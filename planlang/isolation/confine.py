@@ -113,15 +113,24 @@ def _readable() -> list[str]:
         file = getattr(module, "__file__", None)
         if not isinstance(file, str):
             continue
-        top = module.__name__.partition(".")[0]
-        path = os.path.dirname(os.path.abspath(file))
-        depth = module.__name__.count(".") + (os.path.basename(file) == "__init__.py")
-        for _ in range(depth - 1 if depth else 0):
-            path = os.path.dirname(path)
-        package = os.path.join(path, top)
-        found.add(package if os.path.isdir(package) and depth else os.path.abspath(file))
+        file = os.path.abspath(file)
+        root = os.path.dirname(file)  # up to the folder the top-level name was imported from
+        for _ in range(module.__name__.count(".") + (os.path.basename(file) == "__init__.py")):
+            root = os.path.dirname(root)
+        package = os.path.join(root, module.__name__.partition(".")[0])
+        found.add(package if os.path.isdir(package) else file)
     found.update(p for p in _READABLE_DEVICES if os.path.exists(p))
-    return sorted(found)
+    return _outermost(found)
+
+
+def _outermost(paths: set[str]) -> list[str]:
+    """The paths, less those beneath another of them (one landlock rule covers a tree; each
+    rule costs an open and a system call in every child)."""
+    kept: list[str] = []
+    for path in sorted(paths):
+        if not any(path.startswith(os.path.join(parent, "")) for parent in kept):
+            kept.append(path)
+    return kept
 
 
 def _allow(ruleset: int, path: str, rights: int) -> None:

@@ -23,7 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult
-from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
+from planlang.errors import PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import ChannelClosed, Endpoint
 from planlang.isolation.codec import (
     MAX_FRAME,
@@ -335,10 +335,8 @@ def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
     session = _Session(box, child, meter)
     try:
         return session.run(checked)
-    except PlanError:
-        raise
-    except box.passthrough:
-        raise
+    finally:
+        pool.refill()  # the replacement child, forked now that this run is over
 
 
 register_isolated_runner(run_isolated)

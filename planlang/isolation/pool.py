@@ -110,11 +110,15 @@ class Pool:
         self.started = 0
 
     def acquire(self) -> Child:
-        """A ready child (waiting for one if none is ready yet)."""
+        """A ready child (waiting for one if none is ready yet). While other children stay
+        ready, its replacement waits for ``refill`` (called when the run ends): forking it now
+        would take the machine from the run it is for."""
         while True:
             with self._lock:
                 child = self._ready.popleft() if self._ready else None
-            self._refill()
+                spare = len(self._ready)
+            if child is None or not spare:
+                self._refill()
             if child is None:
                 child = self._start()
             if child.alive():
@@ -145,6 +149,10 @@ class Pool:
         with self._lock:
             self.started += 1
         return child
+
+    def refill(self) -> None:
+        """Start the children the pool lacks (a run that took one has ended)."""
+        self._refill()
 
     def _refill(self) -> None:
         with self._lock:
