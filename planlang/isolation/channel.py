@@ -13,7 +13,8 @@ There is no reader thread: one of the waiting threads reads the pipe for all (th
 hands each frame to its thread; when the leader has its own answer it wakes another waiter to
 take over. A plan calling host words one after another thus crosses no thread at all: its
 thread writes the request and reads the answer, and on the host the thread waiting for the
-run reads the request and serves it itself.
+run reads the request and serves it itself. The leader keeps its own frames (its answer, or a
+request it must serve) rather than passing them through its inbox.
 
 Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]`` and
 ``["n", context, op, payload]`` (a notice: no answer, kept in order with its context).
@@ -22,13 +23,15 @@ Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]`` and
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any
+from typing import Any
 
-from planlang.isolation.codec import CodecError, read_frame, write_frame
+from planlang.isolation.codec import CodecError
+from planlang.isolation.frames import FrameReader, write_all
 
 __all__ = ["ChannelClosed", "Endpoint"]
 
@@ -51,21 +54,21 @@ class Endpoint:
 
     def __init__(
         self,
-        reader: IO[bytes],
-        writer: IO[bytes],
+        reader: FrameReader,
+        writer: int,
         serve: Serve,
         notice: Notice,
         *,
-        frame_limit: int,
         default_context: int | None = None,
         workers: int = 32,
         on_close: Callable[[str], None] | None = None,
     ) -> None:
+        """``reader`` reads the other side's frames; ``writer`` is the pipe to it. The
+        endpoint owns both from now on, and closes them when it is closed."""
         self._reader = reader
         self._writer = writer
         self._serve = serve
         self._notice = notice
-        self._frame_limit = frame_limit
         self.default_context = default_context
         self._waiters: dict[int, queue.SimpleQueue[Any]] = {}
         self._reading = False  # a waiter is reading the pipe for everyone
@@ -83,14 +86,17 @@ class Endpoint:
     # -- sending -------------------------------------------------------------------------
 
     def send(self, message: Any) -> None:
-        if self.closed is not None:
-            raise ChannelClosed(self.closed)
         try:
             with self._write_lock:
-                write_frame(self._writer, message)
+                if self.closed is not None:  # checked under the lock: the pipe is still ours
+                    raise ChannelClosed(self.closed)
+                write_all(self._writer, message)
         except (OSError, ValueError) as error:
             self.close(f"the pipe broke: {error}")
             raise ChannelClosed(self.closed) from None
+        finally:
+            if self.closed is not None:
+                self._release()
 
     def context(self) -> int | None:
         return getattr(self._local, "serving", None) or self.default_context
@@ -106,7 +112,7 @@ class Endpoint:
         try:
             self.send(["q", rid, self.context(), op, payload])
             while True:
-                message = self._next(inbox)
+                message = self._next(rid, inbox)
                 kind = message[0]
                 if kind == "a":
                     return bool(message[2]), message[3]
@@ -115,48 +121,61 @@ class Endpoint:
                 self._handle(message)
         finally:
             self._waiters.pop(rid, None)
-            self._pass_lead()
 
     # -- receiving -----------------------------------------------------------------------
 
-    def _next(self, inbox: queue.SimpleQueue[Any]) -> Any:
-        """This waiter's next message: read the pipe if nobody else does, else wait. A thread
-        that stops reading to do anything else first wakes an idle waiter to read instead."""
+    def _next(self, rid: int, inbox: queue.SimpleQueue[Any]) -> Any:
+        """The next message for request ``rid``: from its inbox, or read from the pipe if
+        nobody else reads it, or waited for. A thread that stops reading to do anything else
+        first wakes an idle waiter to read instead."""
+        mutex = self._mutex
         while True:
-            try:
-                message = inbox.get_nowait()
-            except queue.Empty:
-                pass
-            else:
-                if message is not _LEAD:
-                    self._pass_lead()
-                    return message
-            with self._mutex:
-                lead = not self._reading and self.closed is None
-                if lead:
-                    self._reading = True
-                else:
+            with mutex:
+                if not inbox.empty():
+                    message = inbox.get_nowait()
+                    lead = False
+                elif self._reading or self.closed is not None:
                     self._idle.append(inbox)
-            if not lead:
+                    message = None
+                    lead = False
+                else:
+                    self._reading = lead = True
+            if lead:
+                message = self._lead(rid)
+                if message is None:
+                    continue  # the pipe closed: the inbox holds the news
+            elif message is None:
                 message = inbox.get()
-                with self._mutex:
+                with mutex:
                     if inbox in self._idle:
                         self._idle.remove(inbox)
-                if message is _LEAD:
-                    continue
-                self._pass_lead()
-                return message
-            try:
+            if message is _LEAD:
+                continue
+            self._pass_lead()
+            return message
+
+    def _lead(self, rid: int) -> Any:
+        """Read frames for everyone until one is for ``rid`` (returned), or the pipe ends."""
+        try:
+            while True:
                 frame = self._read_one()
-            finally:
-                with self._mutex:
-                    self._reading = False
-            if frame is not None:
-                self._route_safely(frame)
+                if frame is None:
+                    return None
+                try:
+                    if self._route(frame, rid):
+                        return frame
+                except (CodecError, IndexError, TypeError, ValueError) as error:
+                    self.close(f"a frame was not a message: {error}")
+                    return None
+        finally:
+            with self._mutex:
+                self._reading = False
+            if self.closed is not None:
+                self._release()
 
     def _read_one(self) -> Any:
         try:
-            frame = read_frame(self._reader, self._frame_limit)
+            frame = self._reader.read()
             if frame is None:
                 self.close("the other side closed the pipe")
             return frame
@@ -172,29 +191,29 @@ class Endpoint:
             inbox = self._idle.pop()
         inbox.put(_LEAD)
 
-    def _route_safely(self, message: Any) -> None:
-        try:
-            self._route(message)
-        except (CodecError, IndexError, TypeError, ValueError) as error:
-            self.close(f"a frame was not a message: {error}")
-
-    def _route(self, message: Any) -> None:
+    def _route(self, message: Any, rid: int) -> bool:
+        """Hand a frame to the thread it is for; True if that is the reader itself (``rid``)."""
         if type(message) is not list or not message:
             raise CodecError("A frame was not a message.")
         kind = message[0]
         if kind == "a":
+            if message[1] == rid:
+                return True
             inbox = self._waiters.get(message[1])
             if inbox is not None:
                 inbox.put(message)
-            return  # an answer nobody waits for any more (its waiter gave up): dropped
+            return False  # an answer nobody waits for any more (its waiter gave up): dropped
         if kind not in ("q", "n"):
             raise CodecError(f"Unknown message kind {kind!r}.")
         context = message[2] if kind == "q" else message[1]
+        if context is not None and context == rid:
+            return True
         inbox = self._waiters.get(context) if context is not None else None
         if inbox is not None:
             inbox.put(message)
         else:
             self._spare().submit(self._handle, message)
+        return False
 
     def _spare(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -221,12 +240,28 @@ class Endpoint:
 
     # -- closing -------------------------------------------------------------------------
 
+    def _release(self) -> None:
+        """Close the pipes this endpoint owns, each once no thread uses it (closed only)."""
+        with self._mutex:
+            if not self._reading:
+                self._reader.close()
+        if self._write_lock.acquire(blocking=False):
+            try:
+                if self._writer >= 0:
+                    fd, self._writer = self._writer, -1
+                    os.close(fd)
+            finally:
+                self._write_lock.release()
+
     def close(self, reason: str) -> None:
-        """Wake every waiter with ChannelClosed; later sends fail."""
+        """Wake every waiter with ChannelClosed; later sends fail; the pipes are closed once
+        no thread reads or writes them (a descriptor closed under a thread still in a system
+        call on it could be reused at once for another plan's pipe)."""
         if self.closed is None:
             self.closed = reason
         for inbox in list(self._waiters.values()):
             inbox.put(_DEAD)
+        self._release()
         if self._on_close is not None:
             callback, self._on_close = self._on_close, None
             callback(reason)

@@ -30,9 +30,8 @@ from planlang.isolation.codec import (
     Encoder,
     decode_arguments,
     encode_arguments,
-    read_frame,
-    write_frame,
 )
+from planlang.isolation.frames import FrameReader, write_all
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
 from planlang.sandbox import deep_stack as stack_module
 from planlang.sandbox import inprocess as sandbox_module
@@ -58,26 +57,26 @@ class _Peer:
         self.functions: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
         self.filename: str | None = None
+        # What a host word returns is decoded here into new plain data nobody else holds: the
+        # plan may have it as it is (``fresh``), where in one process it would be copied.
+        self._handles = {
+            "w": lambda p: HostWord(RemoteWord(self, int(p)), fresh=True),
+            # a word that takes text (HostWord(text=True): log, phase): its arguments are
+            # made into text here, priced as the plan's own str, before any crosses
+            "wt": lambda p: HostWord(RemoteWord(self, int(p)), fresh=True, text=True),
+            "o": lambda p: HostProxy(
+                RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
+                frozenset(p[1]),
+                frozenset(p[2]),
+                str(p[3]),
+            ),  # fmt: skip
+            "c": lambda p: self.functions[int(p)],
+            "n": lambda p: RemoteIterator(self, int(p)),
+        }
 
     # host -> plan
     def decoder(self) -> Decoder:
-        return Decoder(
-            {
-                "w": lambda p: RemoteWord(self, int(p)),
-                # a word that takes text (HostWord(text=True): log, phase): its arguments are
-                # made into text here, priced as the plan's own str, before any crosses
-                "wt": lambda p: HostWord(RemoteWord(self, int(p)), text=True),
-                "o": lambda p: HostProxy(
-                    RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
-                    frozenset(p[1]),
-                    frozenset(p[2]),
-                    str(p[3]),
-                ),  # fmt: skip
-                "c": lambda p: self.functions[int(p)],
-                "n": lambda p: RemoteIterator(self, int(p)),
-            },
-            guarded=False,
-        )
+        return Decoder(self._handles, guarded=False)
 
     # plan -> host
     def encode(self, value: Any) -> Any:
@@ -222,7 +221,7 @@ class _ChildSandbox(Sandbox):
 
 
 def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
-    limits = Limits(**payload["limits"])
+    limits = Limits(**peer.decode(payload["limits"]))
     code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
     if not isinstance(code, types.CodeType):
         raise CodecError("The host sent no code.")
@@ -242,7 +241,7 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         log=lambda line: endpoint.notify("print", line),
         passthrough=(HostStop,),
     )
-    deadline = payload.get("deadline")
+    deadline = peer.decode(payload.get("deadline"))
     box.deadline = float(deadline) if isinstance(deadline, int | float) else None
     deep = stack_for(limits.steps)
     threading.stack_size(CALLBACK_STACK)
@@ -275,17 +274,17 @@ def config_without(config: dict[str, Any]) -> tuple[str, ...]:
     return tuple(config.get("without") or ()) if config.get("probes") else ()
 
 
-def serve_one(config: dict[str, Any], reader: Any, writer: Any, layers: list[Any]) -> None:
+def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any]) -> None:
     """Say ready with the layers, run the one plan the host sends, answer, exit."""
-    write_frame(writer, ["ready", [layer.as_list() for layer in layers], os.getpid()])
-    message = read_frame(reader)
+    write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
+    reader = FrameReader(read_fd, 2**31)
+    message = reader.read()
     if not message or message[0] != "q" or message[3] != "run":
         os._exit(2)
     rid = message[1]
     peer = _Peer()
-    peer.endpoint = Endpoint(reader, writer, peer.serve, lambda op, p: None,
-                             frame_limit=2**31, default_context=rid,
-                             workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
+                             default_context=rid, workers=MAX_CALLBACK_THREADS)  # fmt: skip
     try:
         ok, answer = _run(peer, message[4], bool(config.get("probes")))
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure

@@ -1,6 +1,7 @@
 """The codec between a plan's process and the host's: plain data as length-prefixed JSON.
 
-Nothing that crosses is ever unpickled or evaluated: a frame is JSON, and the decoder builds
+Nothing that crosses is ever unpickled or evaluated: a frame is JSON (``frames``), and the
+decoder builds
 only str, int, float, bool, None, list, dict, tuple, set and frozenset, plus the handles each
 side hands it (a host word, a host object, a plan function, a host iterator), which stay
 numbers until the side that owns them looks them up. Decoding is the copy: neither side ever
@@ -10,8 +11,9 @@ bound: hash keys whose hashing cost or collisions an adversary chose (docs/SECUR
 
 Encoding of values (JSON on the wire)::
 
-    str, bool, None, float, small int    as themselves
+    str, bool, None, finite float, small int    as themselves
     int past 2**63                       {"i": hex}
+    nan, inf, -inf                       {"x": "nan"} (JSON has no such numbers)
     list                                 [items]
     dict                                 {"d": [k1, v1, k2, v2, ...]}
     tuple / set / frozenset              {"t": [...]} / {"s": [...]} / {"f": [...]}
@@ -23,19 +25,20 @@ Encoding of values (JSON on the wire)::
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
-__all__ = ["CodecError", "Decoder", "Encoder", "read_frame", "write_frame", "MAX_FRAME"]
+__all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "finite",
+           "flat"]  # fmt: skip
 
-_HEADER = struct.Struct(">I")
-MAX_FRAME = 256 * 2**20  # what the host reads from a plan's process in one frame
 _BIG = 2**63
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
-_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
-_loads = json.JSONDecoder().decode
+
+
+def finite(value: float) -> bool:
+    """Whether a float crosses as itself (JSON has no nan or infinity)."""
+    return value - value == 0.0
+
 
 # Hashing a set member or dict key that is a tuple walks it; a plan can make that walk 2**60
 # nodes (aliasing) or make every key collide. The host decoder bounds both.
@@ -44,23 +47,39 @@ MAX_COLLISIONS = 32  # keys of one set or dict that may share a hash
 
 
 EMPTY_KWARGS: dict[str, list[Any]] = {"d": []}
-_FLAT = (str, float, bool, type(None))
+
+
+def flat(value: Any) -> bool:
+    """A value that crosses as itself: str, bool, None, a finite float, an int of 64 bits."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_BIG < value < _BIG
+    return kind is float and value - value == 0.0
 
 
 def encode_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], encode: Callable[[Any], Any]
                      ) -> tuple[Any, Any]:  # fmt: skip
     """A call's arguments, with the common cases (none, or plain scalars) on a fast path."""
-    if all(type(a) in _FLAT or (type(a) is int and -_BIG < a < _BIG) for a in args):
-        positional: Any = list(args)
+    for value in args:
+        if not flat(value):
+            positional: Any = encode(list(args))
+            break
     else:
-        positional = encode(list(args))
+        positional = list(args)
     return positional, (encode(kwargs) if kwargs else EMPTY_KWARGS)
 
 
 def decode_arguments(args: Any, kwargs: Any, decode: Callable[[Any], Any]) -> tuple[Any, Any]:
     """The other side of ``encode_arguments``."""
-    if type(args) is list and all(type(a) in _FLAT or type(a) is int for a in args):
-        positional = args
+    positional = args
+    if type(args) is list:
+        for value in args:
+            kind = type(value)
+            if not (kind is str or kind is int or kind is float or kind is bool or value is None):
+                positional = decode(args)
+                break
     else:
         positional = decode(args)
     return positional, ({} if kwargs == EMPTY_KWARGS else decode(kwargs))
@@ -68,26 +87,6 @@ def decode_arguments(args: Any, kwargs: Any, decode: Callable[[Any], Any]) -> tu
 
 class CodecError(TypeError):
     """A value that cannot cross, or a frame that is not what the protocol allows."""
-
-
-def write_frame(stream: IO[bytes], message: Any) -> None:
-    body = _dumps(message).encode("ascii")
-    stream.write(_HEADER.pack(len(body)) + body)
-    stream.flush()
-
-
-def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
-    """The next message, or None at the end of the stream."""
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = _HEADER.unpack(header)
-    if size > limit:
-        raise CodecError(f"A frame of {size:,} bytes is over the limit of {limit:,}.")
-    body = stream.read(size)
-    if len(body) < size:
-        return None
-    return _loads(body.decode("ascii"))
 
 
 Handle = Callable[[Any], Any]
@@ -108,8 +107,10 @@ class Encoder:
 
     def encode(self, value: Any) -> Any:
         kind = type(value)
-        if kind is str or kind is bool or value is None or kind is float:
+        if kind is str or kind is bool or value is None:
             return value
+        if kind is float:
+            return value if value - value == 0.0 else {"x": repr(value)}
         if kind is int:
             return value if -_BIG < value < _BIG else {"i": format(value, "x")}
         seen = self.memo.get(id(value))
@@ -189,6 +190,10 @@ class Decoder:
             return found
         if tag == "i":
             return int(payload, 16)
+        if tag == "x":
+            if payload not in _NOT_FINITE:
+                raise CodecError("A frame held a number the protocol does not allow.")
+            return float(payload)
         if tag == "d":
             fresh: dict[Any, Any] = {}
             made.append(fresh)
@@ -249,6 +254,9 @@ class Decoder:
                 break
         costs[id(value)] = total
         return total
+
+
+_NOT_FINITE = frozenset({"nan", "inf", "-inf"})
 
 
 class _Pending:

@@ -26,13 +26,13 @@ from planlang.check import CheckResult
 from planlang.errors import PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import ChannelClosed, Endpoint
 from planlang.isolation.codec import (
-    MAX_FRAME,
     CodecError,
     Decoder,
     Encoder,
     adapt_plain,
     decode_arguments,
     encode_arguments,
+    flat,
 )
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool
@@ -104,8 +104,7 @@ class _Session:
         self.passthrough_error: BaseException | None = None
         self.ended: PlanLimitError | None = None
         self.filename: str | None = None  # no plan frames run here; errors carry their line
-        self.endpoint = Endpoint(child.reader, child.writer, self.serve, self.notice,
-                                 frame_limit=MAX_FRAME)  # fmt: skip
+        self.endpoint = Endpoint(*child.take(), self.serve, self.notice)
 
     # -- handles ---------------------------------------------------------------------------
 
@@ -176,30 +175,44 @@ class _Session:
     def serve(self, op: str, payload: Any) -> tuple[bool, Any]:
         local = _sandbox._running
         previous = getattr(local, "meter", None)
-        local.meter = self.meter  # current_meter() works in host words, as in one process
+        meter = self.meter
+        if previous is not meter:  # current_meter() works in host words, as in one process
+            local.meter = meter
         try:
+            if op == "call":
+                return True, self._call(payload)
             return True, self._serve(op, payload)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             if self.box.passthrough and isinstance(error, self.box.passthrough):
                 self.passthrough_error = error
             return False, describe(error, self.box.passthrough, self.filename)
         finally:
-            local.meter = previous
+            if previous is not meter:
+                local.meter = previous
+
+    def _call(self, payload: Any) -> Any:
+        """A host word called: the hot path of an isolated plan."""
+        wid, args, kwargs, line = payload
+        fn = self.words[wid]
+        calling = _calling
+        previous = getattr(calling, "line", None)
+        calling.line = line if type(line) is int else None
+        try:
+            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            result = fn(*positional, **keywords)
+        finally:
+            calling.line = previous
+        if flat(result):
+            return result
+        return self._result(result, f"The host word {getattr(fn, '__name__', 'host word')!r}")
+
+    def _result(self, result: Any, where: str) -> Any:
+        if type(result) is not dict and hasattr(result, "__next__"):
+            return {"n": self._new_id(self.iterators, result)}
+        return self.encode(result, where)
 
     def _serve(self, op: str, payload: Any) -> Any:
-        if op == "call":
-            wid, args, kwargs, line = payload
-            fn = self.words[int(wid)]
-            where = f"The host word {getattr(fn, '__name__', 'host word')!r}"
-            calling = _calling
-            previous = getattr(calling, "line", None)
-            calling.line = line if type(line) is int else None
-            try:
-                positional, keywords = decode_arguments(args, kwargs, self.decode)
-                result = fn(*positional, **keywords)
-            finally:
-                calling.line = previous
-        elif op == "method" or op == "attr":
+        if op == "method" or op == "attr":
             proxy = self.objects[int(payload[0])]
             name = str(payload[1])
             where = f"{proxy._label}.{name}"
@@ -220,12 +233,7 @@ class _Session:
             return self.encode(["item", item], "A host iterator")
         else:
             raise CodecError(f"Unknown request {op!r}.")
-        kind = type(result)
-        if kind is str or kind is float or kind is bool or result is None:
-            return result
-        if kind is not dict and hasattr(result, "__next__"):
-            return {"n": self._new_id(self.iterators, result)}
-        return self.encode(result, where)
+        return result if flat(result) else self._result(result, where)
 
     def notice(self, op: str, payload: Any) -> None:
         if op == "print" and type(payload) is str:
@@ -250,9 +258,9 @@ class _Session:
             "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
             "filename": checked.filename,
             "sha256": checked.sha256,
-            "limits": dataclasses.asdict(limits),
+            "limits": self.encode(dataclasses.asdict(limits)),
             "host": self.host_values(checked.code),
-            "deadline": self.meter.deadline,
+            "deadline": self.encode(self.meter.deadline),
             # what the host worked out about this code already (cached here, not there)
             "names": sorted(used_names(code)),
             "deep": needs_deep_stack(code),

@@ -20,7 +20,7 @@ from collections import deque
 from typing import Any
 
 from planlang.errors import PlanLimitError
-from planlang.isolation.codec import read_frame
+from planlang.isolation.frames import MAX_FRAME, FrameReader
 from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool"]
@@ -39,17 +39,24 @@ class Child:
         self.zygote = zygote
         self.scratch = tempfile.mkdtemp(prefix="planlang-plan-")
         self.discarded = False
+        self.taken = False  # its pipes belong to a run's channel, which closes them
         self.layers: list[list[Any]] = []
         try:
-            self.pid, self.reader, self.writer = zygote.fork(self.scratch)
+            self.pid, read_fd, self.writer = zygote.fork(self.scratch)
         except BaseException:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
-        ready = read_frame(self.reader)
+        self.reader = FrameReader(read_fd, MAX_FRAME)
+        ready = self.reader.read()
         if not ready or ready[0] != "ready":
             self.discard()
             raise RuntimeError("A plan process did not start (see `planlang doctor`).")
         self.layers = ready[1]
+
+    def take(self) -> tuple[FrameReader, int]:
+        """Its pipes, for the run's channel (which closes them from now on)."""
+        self.taken = True
+        return self.reader, self.writer
 
     def alive(self) -> bool:
         return not self.discarded and self.zygote.exit_code(self.pid) is None
@@ -64,11 +71,9 @@ class Child:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        for stream in (self.writer, self.reader):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        if not self.taken:
+            self.reader.close()
+            os.close(self.writer)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def death(self) -> PlanLimitError:

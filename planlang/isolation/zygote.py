@@ -116,9 +116,8 @@ def _child(config: dict[str, Any], scratch: str, fds: list[int], namespaces: Any
 
     try:
         os.chdir(scratch)
-        reader, writer = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb")
         layers = confine.enter(scratch, without, namespaces=namespaces)
-        child.serve_one(config, reader, writer, layers)
+        child.serve_one(config, fds[0], fds[1], layers)
     finally:
         os._exit(3)
 
@@ -186,8 +185,8 @@ class Zygote:
                     self._exits[int(message["exit"])] = int(message["code"])
                     self._exited.notify_all()
 
-    def fork(self, scratch: str) -> tuple[int, Any, Any]:
-        """A new child: (pid, file to read its frames from, file to write frames to)."""
+    def fork(self, scratch: str) -> tuple[int, int, int]:
+        """A new child: (pid, pipe to read its frames from, pipe to write frames to)."""
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         try:
@@ -206,7 +205,7 @@ class Zygote:
             os.close(to_child_w)
             os.close(from_child_r)
             raise RuntimeError("The plan fork server has ended.")
-        return pid, os.fdopen(from_child_r, "rb"), os.fdopen(to_child_w, "wb")
+        return pid, from_child_r, to_child_w
 
     def exit_code(self, pid: int, timeout: float = 0.0) -> int | None:
         """The child's exit code (negative: the signal that ended it), if it has ended."""

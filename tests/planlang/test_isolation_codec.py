@@ -13,9 +13,8 @@ from planlang.isolation.codec import (
     CodecError,
     Decoder,
     Encoder,
-    read_frame,
-    write_frame,
 )
+from planlang.isolation.frames import read_frame, write_frame
 
 
 def _refuse(value: object) -> object:
