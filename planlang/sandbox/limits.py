@@ -43,8 +43,10 @@ class Limits:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"Limits.{name}={value!r} must be a positive integer.")
-        if not isinstance(self.seconds, int | float) or not self.seconds > 0:
-            raise ValueError(f"Limits.seconds={self.seconds!r} must be a positive number.")
+        if not isinstance(self.seconds, int | float) or not 0 < self.seconds < float("inf"):
+            # a wall clock that never runs out cannot be a hard limit (process isolation
+            # kills at the deadline, and sets the CPU limit from it)
+            raise ValueError(f"Limits.seconds={self.seconds!r} must be a positive, finite number.")
 
 
 # How many steps may pass between two looks at the clock and the memory.

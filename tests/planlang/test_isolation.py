@@ -47,6 +47,30 @@ def timed(fn: Callable[[], Any]) -> tuple[BaseException | None, float]:
 # -- the same API, results and errors ----------------------------------------------------------
 
 
+def test_numbers_json_lacks_cross_every_way_as_themselves() -> None:
+    """nan and the infinities as host-word arguments (the scalar fast path), as host results
+    (scalar and inside data), as callback arguments and results, in the plan's result, and as
+    a limit: JSON has none of them, and orjson would write each as null."""
+    inf, nan = float("inf"), float("nan")
+    seen: list[Any] = []
+
+    def word(x: Any, *more: Any) -> Any:
+        seen.append((x, *more))
+        return x
+
+    box = isolated({"word": word, "pair": lambda: {"lo": -inf, "hi": inf},
+                    "twice": lambda f: f(inf)})  # fmt: skip
+    result = box.run(
+        "a = word(float('nan'), float('-inf'))\n"
+        "result = [a, word(1e308 * 10), pair(), twice(lambda x: [x, -x]), 2.5]\n"
+    )
+    assert result[0] != result[0]  # nan, not None
+    assert result[1:] == [inf, {"lo": -inf, "hi": inf}, [inf, -inf], 2.5]
+    assert seen[0][0] != seen[0][0] and seen[0][1] == -inf and seen[1] == (inf,)
+    with pytest.raises(ValueError, match="finite"):
+        Limits(seconds=inf)  # no deadline is no hard limit: refused, in both modes
+
+
 def test_results_and_host_values_cross_as_plain_data() -> None:
     inputs = {"files": ["a.py"], "cfg": {"n": 2}, "pair": (1, [2])}
     before = copy.deepcopy(inputs)
