@@ -85,6 +85,40 @@ def decode_arguments(args: Any, kwargs: Any, decode: Callable[[Any], Any]) -> tu
     return positional, ({} if kwargs == EMPTY_KWARGS else decode(kwargs))
 
 
+def _scalars(items: list[Any]) -> bool:
+    """Whether a decoded list holds only JSON scalars."""
+    for v in items:
+        k = type(v)
+        if not (k is str or k is int or k is float or k is bool or v is None):
+            return False
+    return True
+
+
+def json_object(value: Any) -> Any:
+    """The encoding of a flat JSON object (str keys; scalars and lists of scalars as values,
+    no list twice), the usual answer of a host word, made without an ``Encoder``; or None."""
+    if type(value) is not dict:
+        return None
+    pairs: list[Any] = []
+    lists: list[int] = []
+    for key, item in value.items():
+        if type(key) is not str:
+            return None
+        kind = type(item)
+        if kind is list:
+            for element in item:
+                if not flat(element):
+                    return None
+            if id(item) in lists:
+                return None  # shared: the Encoder keeps it shared
+            lists.append(id(item))
+        elif not (kind is str or kind is bool or item is None or flat(item)):
+            return None
+        pairs.append(key)
+        pairs.append(item)
+    return {"d": pairs}
+
+
 class CodecError(TypeError):
     """A value that cannot cross, or a frame that is not what the protocol allows."""
 
@@ -122,13 +156,16 @@ class Encoder:
             self.memo[id(value)] = (value, index)
             encode = self.encode
             if kind is list:
-                return [encode(v) for v in value]
+                for v in value:
+                    if not flat(v):
+                        return [encode(v) for v in value]
+                return value  # a list of scalars is its own encoding (written out at once)
             if kind is dict:
-                flat = []
-                for k, v in value.items():
-                    flat.append(encode(k))
-                    flat.append(encode(v))
-                return {"d": flat}
+                pairs = []
+                for k, v in value.items():  # str keys and scalar values inline: the common case
+                    pairs.append(k if type(k) is str else encode(k))
+                    pairs.append(v if flat(v) else encode(v))
+                return {"d": pairs}
             tag = "t" if kind is tuple else "s" if kind is set else "f"
             return {tag: [encode(v) for v in value]}
         if self.adapt is not None:
@@ -174,10 +211,15 @@ class Decoder:
         made = self.made
         decode = self.decode
         if kind is list:
-            items: list[Any] = []
-            made.append(items)
-            items.extend(decode(v) for v in data)
-            return items
+            for v in data:
+                k = type(v)
+                if not (k is str or k is int or k is float or k is bool or v is None):
+                    items: list[Any] = []
+                    made.append(items)
+                    items.extend(decode(v) for v in data)
+                    return items
+            made.append(data)  # scalars only: the list JSON gave is new, and ours
+            return data
         if kind is not dict or len(data) != 1:
             raise CodecError("A frame held a value the protocol does not allow.")
         ((tag, payload),) = data.items()
@@ -199,11 +241,27 @@ class Decoder:
             made.append(fresh)
             if type(payload) is not list or len(payload) % 2:
                 raise CodecError("A frame held a malformed dict.")
-            flat = [decode(v) for v in payload]  # in the order sent: references count so
-            keys = flat[0::2]
+            simple = True  # str keys, and values that are scalars or lists of scalars
+            for i in range(0, len(payload), 2):
+                value = payload[i + 1]
+                kind = type(value)
+                if type(payload[i]) is not str or not (
+                    kind is str or kind is int or kind is float or kind is bool or value is None
+                    or (kind is list and _scalars(value))
+                ):  # fmt: skip
+                    simple = False
+                    break
+            if simple:  # no key to check, and each list is new and ours, as JSON gave it
+                for i in range(1, len(payload), 2):
+                    if type(payload[i]) is list:
+                        made.append(payload[i])  # numbered in the order sent
+                fresh.update(zip(payload[0::2], payload[1::2], strict=True))
+                return fresh
+            items = [decode(v) for v in payload]  # in the order sent: references count so
+            keys = items[0::2]
             if self.guarded:
                 self._check_keys(keys)
-            fresh.update(zip(keys, flat[1::2], strict=True))
+            fresh.update(zip(keys, items[1::2], strict=True))
             return fresh
         if tag in ("t", "s", "f"):
             index = len(made)

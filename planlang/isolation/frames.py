@@ -1,4 +1,4 @@
-"""Frames on a pipe: each message a 4-byte length and a JSON body.
+"""Frames on a pipe: each message a header (length, time sent) and a JSON body.
 
 A frame is JSON, read and written by orjson (ten times the standard library's speed here),
 with the standard library's json for what orjson declines: nesting past its limits, a lone
@@ -22,7 +22,9 @@ from planlang.isolation.codec import CodecError
 __all__ = ["FrameReader", "MAX_FRAME", "dumps", "loads", "read_frame", "write_all",
            "write_frame"]  # fmt: skip
 
-_HEADER = struct.Struct(">I")
+# A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
+# process of the machine: the reader learns how soon answers come), then the JSON body.
+_HEADER = struct.Struct(">Id")
 MAX_FRAME = 256 * 2**20  # what the host reads from a plan's process in one frame
 _json_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 _json_loads = json.JSONDecoder().decode
@@ -53,16 +55,16 @@ def loads(body: bytes | memoryview) -> Any:
 
 def write_frame(stream: IO[bytes], message: Any) -> None:
     body = dumps(message)
-    stream.write(_HEADER.pack(len(body)) + body)
+    stream.write(_HEADER.pack(len(body), time.monotonic()) + body)
     stream.flush()
 
 
 def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
-    """The next message, or None at the end of the stream."""
-    header = stream.read(4)
-    if len(header) < 4:
+    """The next message from a file, or None at its end."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
         return None
-    (size,) = _HEADER.unpack(header)
+    size, _sent = _HEADER.unpack(header)
     if size > limit:
         raise CodecError(f"A frame of {size:,} bytes is over the limit of {limit:,}.")
     body = stream.read(size)
@@ -71,8 +73,9 @@ def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
     return loads(body)
 
 
-SPIN = 60e-6  # seconds a reader polls before it sleeps: about two wake-ups of a sleeping process
+SPIN = 200e-6  # seconds a reader polls before it sleeps, when answers come that soon
 _SPINS = (os.cpu_count() or 1) > 1  # on one CPU the writer cannot run while the reader polls
+_CHUNK = 1 << 16
 
 
 class FrameReader:
@@ -80,14 +83,16 @@ class FrameReader:
     other side has written.
 
     A reader that finds nothing polls for up to ``SPIN`` before it sleeps, because waking a
-    sleeping process costs both sides more than that here (a pipe round trip: 17 µs asleep,
-    5 µs polling). The poll adapts: each poll that finds nothing (the other side is busy for
-    long, as a model call is, or shares this CPU and cannot run while we poll) halves the next
-    one, down to none; each that finds a frame doubles it, up to ``SPIN``. With polling off, a
-    run of ``_RETRY`` frames that came soon after the reader slept turns it on again, small.
+    sleeping process costs far more here than a poll: a pipe round trip is 17 µs asleep and
+    5 µs polling on a quiet machine, and a CPU that went idle can take 150 µs to wake. The
+    poll adapts to how soon the other side answers, which each frame says (the time it was
+    sent, on the clock every process shares): a frame sent within ``SPIN`` of the read's
+    start keeps the poll at ``SPIN``; one sent later (the other side was busy for long, as a
+    model call is, or shares this CPU and could not run while we polled) halves it, down to
+    none.
     """
 
-    __slots__ = ("fd", "limit", "closed", "_buffer", "_spin", "_poll", "_soon")
+    __slots__ = ("fd", "limit", "closed", "_buffer", "_spin", "_poll")
 
     def __init__(self, fd: int, limit: int = MAX_FRAME):
         os.set_blocking(fd, False)
@@ -96,7 +101,6 @@ class FrameReader:
         self.closed = False
         self._buffer = bytearray()
         self._spin = SPIN if _SPINS else 0.0
-        self._soon = 0
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
 
@@ -110,27 +114,39 @@ class FrameReader:
         """The next message, or None at the end of the pipe (the other side is gone)."""
         if self.closed:
             return None
+        started = time.monotonic()
         buffer = self._buffer
         while True:
             have = len(buffer)
-            if have >= 4:
-                size = _HEADER.unpack_from(buffer)[0]
+            if have >= _HEADER.size:
+                size, sent = _HEADER.unpack_from(buffer)
                 if size > self.limit:
                     raise CodecError(f"A frame of {size:,} bytes is over the limit of "
                                      f"{self.limit:,}.")  # fmt: skip
-                end = 4 + size
+                end = _HEADER.size + size
                 if have >= end:
-                    body = bytes(memoryview(buffer)[4:end])
+                    body = bytes(memoryview(buffer)[_HEADER.size : end])
                     del buffer[:end]
+                    self._learn(sent - started)
                     return loads(body)
             chunk = self._chunk()
             if not chunk:
                 return None
-            if not buffer and len(chunk) >= 4:  # the usual case: whole frames, just read
-                size = _HEADER.unpack_from(chunk)[0]
-                if size <= self.limit and len(chunk) == 4 + size:
-                    return loads(memoryview(chunk)[4:])
+            if not buffer and len(chunk) >= _HEADER.size:  # the usual case: one whole frame
+                size, sent = _HEADER.unpack_from(chunk)
+                if size <= self.limit and len(chunk) == _HEADER.size + size:
+                    self._learn(sent - started)
+                    return loads(memoryview(chunk)[_HEADER.size :])
             buffer += chunk
+
+    def _learn(self, gap: float) -> None:
+        """Poll next time if this frame came soon after the read began, less if it did not."""
+        if not _SPINS:
+            return
+        if gap < SPIN:
+            self._spin = SPIN
+        elif self._spin:
+            self._spin = self._spin / 2 if self._spin > 4e-6 else 0.0
 
     def _chunk(self) -> bytes:
         fd = self.fd
@@ -140,39 +156,25 @@ class FrameReader:
             pass
         spin = self._spin
         if spin:
-            clock = time.perf_counter
+            clock = time.monotonic
             until = clock() + spin
             while clock() < until:
                 try:
-                    chunk = os.read(fd, _CHUNK)
+                    return os.read(fd, _CHUNK)
                 except BlockingIOError:
                     continue
-                self._spin = min(SPIN, spin * 2)
-                return chunk
-            self._spin = spin / 2 if spin > 2e-6 else 0.0
-        slept = time.perf_counter()
         while True:
             self._poll.poll()
             try:
-                chunk = os.read(fd, _CHUNK)
+                return os.read(fd, _CHUNK)
             except BlockingIOError:
                 continue  # woken for nothing
-            if not self._spin and _SPINS:
-                soon = time.perf_counter() - slept < SPIN
-                self._soon = self._soon + 1 if soon else 0
-                if self._soon >= _RETRY:
-                    self._spin, self._soon = SPIN / 8, 0
-            return chunk
-
-
-_CHUNK = 1 << 16
-_RETRY = 16
 
 
 def write_all(fd: int, message: Any) -> None:
     """One frame, whole, to a blocking pipe (the caller holds the pipe's write lock)."""
     body = dumps(message)
-    data = _HEADER.pack(len(body)) + body
+    data = _HEADER.pack(len(body), time.monotonic()) + body
     written = os.write(fd, data)
     while written < len(data):
         written += os.write(fd, memoryview(data)[written:])

@@ -33,6 +33,7 @@ from planlang.isolation.codec import (
     decode_arguments,
     encode_arguments,
     flat,
+    json_object,
 )
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool
@@ -207,6 +208,9 @@ class _Session:
         return self._result(result, f"The host word {getattr(fn, '__name__', 'host word')!r}")
 
     def _result(self, result: Any, where: str) -> Any:
+        shaped = json_object(result)
+        if shaped is not None:
+            return shaped
         if type(result) is not dict and hasattr(result, "__next__"):
             return {"n": self._new_id(self.iterators, result)}
         return self.encode(result, where)

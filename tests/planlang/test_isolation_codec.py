@@ -63,7 +63,7 @@ def test_objects_that_are_not_plain_data_never_cross() -> None:
 def test_a_pickle_is_not_a_frame() -> None:
     """The decoder is JSON: a pickled object (which would run code when unpickled) is refused."""
     body = pickle.dumps(ValueError("x"))
-    stream = io.BytesIO(len(body).to_bytes(4, "big") + body)
+    stream = io.BytesIO(len(body).to_bytes(4, "big") + bytes(8) + body)  # length, time sent, body
     with pytest.raises((CodecError, UnicodeDecodeError, ValueError)):
         read_frame(stream)
 
@@ -76,7 +76,7 @@ def test_unknown_tags_and_references_are_refused() -> None:
 
 
 def test_a_frame_over_the_limit_is_refused_before_it_is_read() -> None:
-    stream = io.BytesIO((10**6).to_bytes(4, "big") + b"[]")
+    stream = io.BytesIO((10**6).to_bytes(4, "big") + bytes(8) + b"[]")
     with pytest.raises(CodecError):
         read_frame(stream, limit=1000)
 
