@@ -33,7 +33,8 @@ _SIGNAL_KINDS = {
 
 
 class Child:
-    """One confined plan process, forked by the pool's fork server, ready for one run."""
+    """One confined plan process, forked by the pool's fork server, ready for one run once
+    ``wait_ready`` returns (children started together confine themselves in parallel)."""
 
     def __init__(self, zygote: Zygote):
         self.zygote = zygote
@@ -47,11 +48,21 @@ class Child:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
         self.reader = FrameReader(read_fd, MAX_FRAME)
-        ready = self.reader.read()
+
+    def wait_ready(self) -> Child:
+        """Wait for the process to say it is confined and ready (RuntimeError if it is not)."""
+        try:
+            ready = self.reader.read()
+        except (OSError, ValueError) as error:
+            ready = None
+            why = str(error)
+        else:
+            why = "it ended"
         if not ready or ready[0] != "ready":
             self.discard()
-            raise RuntimeError("A plan process did not start (see `planlang doctor`).")
+            raise RuntimeError(f"A plan process did not start ({why}; see `planlang doctor`).")
         self.layers = ready[1]
+        return self
 
     def take(self) -> tuple[FrameReader, int]:
         """Its pipes, for the run's channel (which closes them from now on)."""
@@ -150,6 +161,9 @@ class Pool:
             return self._zygote
 
     def _start(self) -> Child:
+        return self._fork().wait_ready()
+
+    def _fork(self) -> Child:
         child = Child(self._zygote_now())
         with self._lock:
             self.started += 1
@@ -173,22 +187,40 @@ class Pool:
             self._wanted.put(None)
 
     def _fill(self) -> None:
+        """Fork every child wanted so far, then take each as it becomes ready: they confine
+        and warm themselves at once, each on whichever CPU is free."""
         while not self.closed:
             self._wanted.get()
-            self._start_one()
+            wanted = 1
+            while True:
+                try:
+                    self._wanted.get_nowait()
+                except queue.Empty:
+                    break
+                wanted += 1
+            if self.closed:
+                return
+            forked: list[Child | None] = []
+            for _ in range(wanted):
+                try:
+                    forked.append(self._fork())
+                except (OSError, RuntimeError):
+                    forked.append(None)
+            for child in forked:
+                self._ready_one(child)
 
-    def _start_one(self) -> None:
+    def _ready_one(self, child: Child | None) -> None:
         try:
-            child = self._start()
+            ready = child.wait_ready() if child is not None else None
         except (OSError, RuntimeError):
-            child = None
+            ready = None
         with self._lock:
             self._starting -= 1
-            if child is not None:
+            if ready is not None:
                 if self.closed:
-                    child.discard()
+                    ready.discard()
                 else:
-                    self._ready.append(child)
+                    self._ready.append(ready)
             self._changed.notify_all()
 
     def warm(self) -> None:

@@ -97,6 +97,9 @@ def _warm_up() -> None:
     assert checked.code is not None
     stack._decisions[checked.code] = False  # inline: the server must stay single-threaded
     box.run(checked)
+    from planlang.isolation import child
+
+    child.WARM_UP.append(checked)  # each fork runs it again before it says it is ready
     # What the sandbox imports only when it first needs it: a fork may read no code later
     # (landlock lets it read only what was loaded before it was confined).
     import resource  # noqa: F401 - the meter's fallback
