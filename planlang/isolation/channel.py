@@ -22,18 +22,20 @@ Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]`` and
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from time import monotonic
 from typing import Any
 
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
 
-__all__ = ["ChannelClosed", "Endpoint"]
+__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint"]
 
 # (op, payload) -> (ok, payload); the payload of a failure describes the error.
 Serve = Callable[[str, Any], tuple[bool, Any]]
@@ -44,7 +46,12 @@ class ChannelClosed(Exception):
     """The other side is gone (it died, was killed, or the session ended)."""
 
 
+class ChannelTimeout(Exception):
+    """A request's ``until`` passed before its answer came."""
+
+
 _DEAD = ("dead",)
+_TIMEOUT = ("timeout",)
 _LEAD = ("lead",)  # to a waiter: nobody reads the pipe now; read it
 
 
@@ -104,27 +111,62 @@ class Endpoint:
     def notify(self, op: str, payload: Any) -> None:
         self.send(["n", self.context(), op, payload])
 
-    def request(self, op: str, payload: Any) -> tuple[bool, Any]:
-        """Ask the other side; serve what it asks of this thread meanwhile."""
+    def request(
+        self,
+        op: str,
+        payload: Any,
+        *,
+        until: float | None = None,
+        hand_off: Callable[[Callable[[], tuple[bool, Any]]], tuple[bool, Any]] | None = None,
+    ) -> tuple[bool, Any]:
+        """Ask the other side; serve what it asks of this thread meanwhile.
+
+        ``until`` (on ``time.monotonic``) ends the wait with ChannelTimeout. ``hand_off`` is
+        called, instead of serving, when the first message for this thread arrives, with the
+        function that serves it and waits on: it may run that elsewhere (the host serves a
+        plan's calls on a thread of its own) and returns what it gives. So a plan that calls
+        nothing costs no thread, and one that does costs one, once."""
         rid = next(self._ids)
         inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._waiters[rid] = inbox
+        handed = False
         try:
             self.send(["q", rid, self.context(), op, payload])
             while True:
-                message = self._next(rid, inbox)
-                kind = message[0]
-                if kind == "a":
-                    return bool(message[2]), message[3]
-                if kind == "dead":
-                    raise ChannelClosed(self.closed or "closed")
+                message = self._next(rid, inbox, until)
+                if message[0] not in ("q", "n"):
+                    return self._answer(message)
+                if hand_off is not None:
+                    handed = True
+                    return hand_off(functools.partial(self._go_on, rid, inbox, message))
+                self._handle(message)
+        finally:
+            if not handed:
+                self._waiters.pop(rid, None)
+
+    def _go_on(self, rid: int, inbox: queue.SimpleQueue[Any], first: Any) -> tuple[bool, Any]:
+        """Serve ``first``, then wait for the answer to ``rid``, serving on the way."""
+        try:
+            self._handle(first)
+            while True:
+                message = self._next(rid, inbox, None)
+                if message[0] not in ("q", "n"):
+                    return self._answer(message)
                 self._handle(message)
         finally:
             self._waiters.pop(rid, None)
 
+    def _answer(self, message: Any) -> tuple[bool, Any]:
+        kind = message[0]
+        if kind == "a":
+            return bool(message[2]), message[3]
+        if kind == "timeout":
+            raise ChannelTimeout("the time ran out")
+        raise ChannelClosed(self.closed or "closed")
+
     # -- receiving -----------------------------------------------------------------------
 
-    def _next(self, rid: int, inbox: queue.SimpleQueue[Any]) -> Any:
+    def _next(self, rid: int, inbox: queue.SimpleQueue[Any], until: float | None) -> Any:
         """The next message for request ``rid``: from its inbox, or read from the pipe if
         nobody else reads it, or waited for. A thread that stops reading to do anything else
         first wakes an idle waiter to read instead."""
@@ -141,11 +183,14 @@ class Endpoint:
                 else:
                     self._reading = lead = True
             if lead:
-                message = self._lead(rid)
+                message = self._lead(rid, until)
                 if message is None:
                     continue  # the pipe closed: the inbox holds the news
             elif message is None:
-                message = inbox.get()
+                try:
+                    message = inbox.get(timeout=None if until is None else until - monotonic())
+                except (queue.Empty, ValueError):
+                    message = _TIMEOUT
                 with mutex:
                     if inbox in self._idle:
                         self._idle.remove(inbox)
@@ -154,11 +199,15 @@ class Endpoint:
             self._pass_lead()
             return message
 
-    def _lead(self, rid: int) -> Any:
-        """Read frames for everyone until one is for ``rid`` (returned), or the pipe ends."""
+    def _lead(self, rid: int, until: float | None) -> Any:
+        """Read frames for everyone until one is for ``rid`` (returned), or the pipe ends, or
+        ``until`` passes (``_TIMEOUT``)."""
         try:
             while True:
-                frame = self._read_one()
+                try:
+                    frame = self._read_one(until)
+                except TimeoutError:
+                    return _TIMEOUT
                 if frame is None:
                     return None
                 try:
@@ -173,9 +222,9 @@ class Endpoint:
             if self.closed is not None:
                 self._release()
 
-    def _read_one(self) -> Any:
+    def _read_one(self, until: float | None = None) -> Any:
         try:
-            frame = self._reader.read()
+            frame = self._reader.read(until)
             if frame is None:
                 self.close("the other side closed the pipe")
             return frame

@@ -13,10 +13,12 @@ back to the host as a request. It answers with the result or the plan error, and
 from __future__ import annotations
 
 import base64
+import dataclasses
 import marshal
 import os
 import sys
 import threading
+import time
 import types
 from typing import Any
 
@@ -95,6 +97,11 @@ class _Peer:
                 self.functions[fid] = value
             return {"c": fid}
         raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+
+    def print(self, line: str) -> None:
+        """What the plan prints, to the host (kept in order with its calls)."""
+        if self.endpoint is not None:
+            self.endpoint.notify("print", line)
 
     def caller_line(self) -> int | None:
         """The innermost plan line on this thread's stack (the host labels workers by it)."""
@@ -220,7 +227,8 @@ class _ChildSandbox(Sandbox):
         return meter
 
 
-def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
+def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckResult]:
+    """The sandbox for the run the host sent, and its checked plan."""
     limits = Limits(**peer.decode(payload["limits"]))
     code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
     if not isinstance(code, types.CodeType):
@@ -232,21 +240,25 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         sandbox_module._used[code] = frozenset(map(str, names))
         stack_module._decisions[code] = deep
     host = {str(name): peer.decoder().decode(value) for name, value in payload["host"].items()}
-    endpoint = peer.endpoint
-    assert endpoint is not None
     box = _ChildSandbox(
         checked,
         host=host,
         limits=limits,
-        log=lambda line: endpoint.notify("print", line),
+        log=peer.print,
         passthrough=(HostStop,),
     )
     deadline = peer.decode(payload.get("deadline"))
     box.deadline = float(deadline) if isinstance(deadline, int | float) else None
+    return box, checked
+
+
+def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
+    box, checked = _prepare(peer, payload)
+    limits = box.limits
     deep = stack_for(limits.steps)
     threading.stack_size(CALLBACK_STACK)
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
-    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory)
+    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE)
     confine.strict()
     probe = payload.get("probe")
     if probe is not None:
@@ -281,17 +293,28 @@ def config_without(config: dict[str, Any]) -> tuple[str, ...]:
 WARM_UP: list[CheckResult] = []
 
 
+_BASE: list[float] = []  # (CPU seconds, address space) used once warm: what the limits add to
+
+
 def _warm() -> None:
-    if not WARM_UP:
-        return
-    checked = WARM_UP[0]
-    assert checked.code is not None
-    box = _ChildSandbox(checked, host={"word": lambda a, b=0: {"a": a, "b": b}},
-                        limits=Limits(seconds=30), log=lambda line: None)  # fmt: skip
-    peer = _Peer()
-    result = peer.encode(box.run(checked))
-    peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
-    marshal.loads(marshal.dumps(checked.code))  # noqa: S302 - our own code object
+    """Prepare and run the warm-up plan as the host would send it (a host word answered
+    here), then note what the process uses: the base its per-plan limits are counted from."""
+    if WARM_UP:
+        checked = WARM_UP[0]
+        assert checked.code is not None
+        peer = _Peer()
+        payload = {
+            "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
+            "filename": checked.filename, "sha256": checked.sha256,
+            "limits": peer.encode(dataclasses.asdict(Limits(seconds=30))),
+            "host": {"word": {"w": 1}}, "deadline": peer.encode(time.monotonic() + 30),
+            "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
+        }  # fmt: skip
+        box, again = _prepare(peer, loads(dumps(payload)))
+        box.host["word"] = lambda a, b=0: {"a": a, "b": b}
+        result = peer.encode(box.run(again))
+        peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
+    _BASE[:] = confine.used()
 
 
 def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any]) -> None:

@@ -243,11 +243,11 @@ class Decoder:
                 raise CodecError("A frame held a malformed dict.")
             simple = True  # str keys, and values that are scalars or lists of scalars
             for i in range(0, len(payload), 2):
-                value = payload[i + 1]
-                kind = type(value)
+                item = payload[i + 1]
+                kind = type(item)
                 if type(payload[i]) is not str or not (
-                    kind is str or kind is int or kind is float or kind is bool or value is None
-                    or (kind is list and _scalars(value))
+                    kind is str or kind is int or kind is float or kind is bool or item is None
+                    or (kind is list and _scalars(item))
                 ):  # fmt: skip
                     simple = False
                     break

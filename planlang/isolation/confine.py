@@ -341,18 +341,31 @@ def _resource_limits() -> Layer:
                  "open files, file size, no core dumps")  # fmt: skip
 
 
-def limit_resources(
-    *, cpu_seconds: float, memory_bytes: int, open_files: int = 64, file_bytes: int = 2**24
-) -> Layer:
-    """Hard resource limits for one plan run, counted from what the process uses now."""
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = int(used.ru_utime + used.ru_stime + cpu_seconds) + 1
+def used() -> list[float]:
+    """[CPU seconds, address space in bytes] this process uses now."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     try:
         with open("/proc/self/statm", "rb") as statm:
             virtual = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except OSError:
         virtual = 0
-    address = virtual + memory_bytes
+    return [usage.ru_utime + usage.ru_stime, virtual]
+
+
+def limit_resources(
+    *,
+    cpu_seconds: float,
+    memory_bytes: int,
+    open_files: int = 64,
+    file_bytes: int = 2**24,
+    base: list[float] | None = None,
+) -> Layer:
+    """Hard resource limits for one plan run, counted from what the process uses now, or
+    from ``base`` (``used()`` of a moment ago: the child measures it before it says ready,
+    so a plan's start does not wait for it)."""
+    cpu_used, virtual = base or used()
+    cpu = int(cpu_used + cpu_seconds) + 1
+    address = int(virtual) + memory_bytes
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_AS, (address, address))

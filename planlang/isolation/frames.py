@@ -9,6 +9,7 @@ evaluated; what a body means is the codec's business (``codec``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import struct
@@ -110,8 +111,9 @@ class FrameReader:
             self.closed = True
             os.close(self.fd)
 
-    def read(self) -> Any:
-        """The next message, or None at the end of the pipe (the other side is gone)."""
+    def read(self, until: float | None = None) -> Any:
+        """The next message, or None at the end of the pipe (the other side is gone), or
+        TimeoutError once ``until`` (on ``time.monotonic``) has passed."""
         if self.closed:
             return None
         started = time.monotonic()
@@ -129,7 +131,7 @@ class FrameReader:
                     del buffer[:end]
                     self._learn(sent - started)
                     return loads(body)
-            chunk = self._chunk()
+            chunk = self._chunk(until)
             if not chunk:
                 return None
             if not buffer and len(chunk) >= _HEADER.size:  # the usual case: one whole frame
@@ -148,7 +150,7 @@ class FrameReader:
         elif self._spin:
             self._spin = self._spin / 2 if self._spin > 4e-6 else 0.0
 
-    def _chunk(self) -> bytes:
+    def _chunk(self, until: float | None) -> bytes:
         fd = self.fd
         try:
             return os.read(fd, _CHUNK)
@@ -157,14 +159,20 @@ class FrameReader:
         spin = self._spin
         if spin:
             clock = time.monotonic
-            until = clock() + spin
-            while clock() < until:
+            spun = clock() + spin
+            while clock() < spun:
                 try:
                     return os.read(fd, _CHUNK)
                 except BlockingIOError:
                     continue
         while True:
-            self._poll.poll()
+            if until is None:
+                self._poll.poll()
+            else:
+                left = until - time.monotonic()
+                if left <= 0 or not self._poll.poll(max(1, math.ceil(left * 1000))):
+                    if time.monotonic() >= until:
+                        raise TimeoutError("the time ran out")
             try:
                 return os.read(fd, _CHUNK)
             except BlockingIOError:

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import marshal
 import queue
 import threading
+import time
+import types
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult
 from planlang.errors import PlanLimitError, PlanRuntimeError
-from planlang.isolation.channel import ChannelClosed, Endpoint
+from planlang.isolation.channel import ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
     CodecError,
     Decoder,
@@ -41,7 +44,7 @@ from planlang.isolation.wire import describe, plan_error_from, raised
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.deep_stack import needs_deep_stack
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
-from planlang.sandbox.limits import Meter
+from planlang.sandbox.limits import Limits, Meter
 from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
 if TYPE_CHECKING:
@@ -258,30 +261,40 @@ class _Session:
         limits = self.box.limits
         code = checked.code
         assert code is not None  # a checked plan that passed
+        marshalled, names, deep = _code_payload(code)
         payload = {
-            "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
+            "code": marshalled,
             "filename": checked.filename,
             "sha256": checked.sha256,
-            "limits": self.encode(dataclasses.asdict(limits)),
+            "limits": _limits_payload(limits),
             "host": self.host_values(checked.code),
             "deadline": self.encode(self.meter.deadline),
             # what the host worked out about this code already (cached here, not there)
-            "names": sorted(used_names(code)),
-            "deep": needs_deep_stack(code),
+            "names": names,
+            "deep": deep,
         }
         payload.update(getattr(self.box, "_probe", None) or {})
 
-        def plan_thread() -> tuple[bool, Any]:  # the host side of the plan's own thread
-            _sandbox._running.meter = self.meter
-            try:
-                return self.endpoint.request("run", payload)
-            finally:
-                _sandbox._running.meter = None
+        until = self.meter.deadline + GRACE
 
-        answer = _PLAN_THREADS.submit(plan_thread)
+        def hand_off(go_on: Callable[[], tuple[bool, Any]]) -> tuple[bool, Any]:
+            """The plan's first call: from here its calls are served on a thread of the
+            host's own, so a host word that blocks holds that thread, never this one, which
+            keeps the wall clock."""
+
+            def plan_thread() -> tuple[bool, Any]:  # the host side of the plan's own thread
+                _sandbox._running.meter = self.meter
+                try:
+                    return go_on()
+                finally:
+                    _sandbox._running.meter = None
+
+            answer = _PLAN_THREADS.submit(plan_thread)
+            return answer.result(timeout=max(0.0, until - time.monotonic()))
+
         try:
-            ok, data = answer.result(timeout=limits.seconds + GRACE)
-        except FutureTimeout:
+            ok, data = self.endpoint.request("run", payload, until=until, hand_off=hand_off)
+        except (FutureTimeout, ChannelTimeout):
             message = (
                 f"The plan passed its time limit of {limits.seconds:g} s; its process was stopped."
             )
@@ -315,6 +328,22 @@ class _Session:
             _discard_later(self.child)
         else:
             self.child.discard()
+
+
+@functools.lru_cache(maxsize=128)
+def _code_payload(code: types.CodeType) -> tuple[str, list[str], bool]:
+    """What a run sends of its code (the same for every run of one plan: made once)."""
+    marshalled = base64.b64encode(marshal.dumps(code)).decode("ascii")
+    return marshalled, sorted(used_names(code)), needs_deep_stack(code)
+
+
+@functools.lru_cache(maxsize=32)
+def _limits_payload(limits: Limits) -> Any:
+    return Encoder(_no_handles).encode(dataclasses.asdict(limits))
+
+
+def _no_handles(value: Any) -> Any:
+    raise CodecError(f"A {type(value).__name__} is not a limit.")
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
