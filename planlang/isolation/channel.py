@@ -89,6 +89,7 @@ class Endpoint:
         self._workers = workers
         self._on_close = on_close
         self.closed: str | None = None
+        self._serving = 0  # requests of the other side being served (a count, not exact)
 
     # -- sending -------------------------------------------------------------------------
 
@@ -224,7 +225,9 @@ class Endpoint:
 
     def _read_one(self, until: float | None = None) -> Any:
         try:
-            frame = self._reader.read(until)
+            # poll only while this thread is the only one at work here (the lone requester)
+            alone = len(self._waiters) <= 1 and not self._serving
+            frame = self._reader.read(until, alone)
             if frame is None:
                 self.close("the other side closed the pipe")
             return frame
@@ -278,10 +281,12 @@ class Endpoint:
         local = self._local
         previous = getattr(local, "serving", None)
         local.serving = rid
+        self._serving += 1
         try:
             ok, answer = self._serve(op, payload)
         finally:
             local.serving = previous
+            self._serving -= 1
         try:
             self.send(["a", rid, ok, answer])
         except ChannelClosed:

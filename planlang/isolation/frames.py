@@ -111,9 +111,11 @@ class FrameReader:
             self.closed = True
             os.close(self.fd)
 
-    def read(self, until: float | None = None) -> Any:
+    def read(self, until: float | None = None, spin: bool = True) -> Any:
         """The next message, or None at the end of the pipe (the other side is gone), or
-        TimeoutError once ``until`` (on ``time.monotonic``) has passed."""
+        TimeoutError once ``until`` (on ``time.monotonic``) has passed. ``spin=False``: sleep
+        at once (other threads of this process have work: a polling thread would keep the
+        interpreter's lock from them)."""
         if self.closed:
             return None
         started = time.monotonic()
@@ -131,7 +133,7 @@ class FrameReader:
                     del buffer[:end]
                     self._learn(sent - started)
                     return loads(body)
-            chunk = self._chunk(until)
+            chunk = self._chunk(until, spin)
             if not chunk:
                 return None
             if not buffer and len(chunk) >= _HEADER.size:  # the usual case: one whole frame
@@ -150,13 +152,13 @@ class FrameReader:
         elif self._spin:
             self._spin = self._spin / 2 if self._spin > 4e-6 else 0.0
 
-    def _chunk(self, until: float | None) -> bytes:
+    def _chunk(self, until: float | None, may_spin: bool) -> bytes:
         fd = self.fd
         try:
             return os.read(fd, _CHUNK)
         except BlockingIOError:
             pass
-        spin = self._spin
+        spin = self._spin if may_spin else 0.0
         if spin:
             clock = time.monotonic
             spun = clock() + spin
