@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planlang.binding import HostProvider, plan_sandbox, run_host_words
+from planlang.binding import HostProvider, plan_sandbox, run_host_words, run_plan
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
 from planlang.errors import PlanRefused, TamperedPlan
 from planlang.gate_seal import default_key_path, load_key, seal_decision, seal_holds
@@ -159,7 +159,7 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
     words, _origins = run_host_words(run, plan.filename)
     box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS,
                        isolation=gate.isolation)  # fmt: skip
-    return box.run(plan.check_result)
+    return run_plan(box, plan.check_result)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from .budget import Budget, Reservation
 from .errors import (
     CacheMiss,
     ClientError,
+    FanOutDeadlock,
     OutcomeUnknown,
     RunCancelled,
     RunError,
@@ -43,6 +44,7 @@ __all__ = [
     "Client",
     "ClientError",
     "EventLog",
+    "FanOutDeadlock",
     "HTTPClient",
     "Ledger",
     "OutcomeUnknown",

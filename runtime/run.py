@@ -23,7 +23,7 @@ from typing import Any
 
 from .accounting import Accounting
 from .budget import Budget
-from .errors import RunCancelled, RunError, WorkerFailed
+from .errors import FanOutDeadlock, RunCancelled, RunError, WorkerFailed
 from .events import EventLog
 from .fanout import FanOut, Thunk
 from .llm import LLM
@@ -259,6 +259,8 @@ class Run:
         if self.resample is not None:
             sample = self.resample(label, str(prompt), model, sample)
         record.sample = sample
+        if check is not None:
+            check = self._without_slot(check)
         queued = take_slot(self._slots, queued_ns)  # at most `concurrency` agents talk at once
         try:
             if queued:  # else it started at once: its worker_started says when
@@ -267,6 +269,20 @@ class Run:
             return self._talk(record, prompt, schema, model, system, data, sample, check)
         finally:
             self._slots.put(None)
+
+    def _without_slot(self, check: Check) -> Check:
+        """The plan's check, run with the worker's agent slot given back: a check may fan out
+        or take from a stream, and the agents it waits for need slots of their own."""
+        slots = self._slots
+
+        def unslotted(value: Any) -> Any:
+            slots.put(None)
+            try:
+                return check(value)
+            finally:
+                slots.get()
+
+        return unslotted
 
     def _talk(self, record: WorkerRecord, prompt: str, schema: dict[str, Any] | None,
               model: str | None, system: str | None, data: Any, sample: int,
@@ -289,7 +305,7 @@ class Run:
                 ),
             )
         except RunError as exc:
-            if not isinstance(exc, RunCancelled):
+            if not isinstance(exc, RunCancelled | FanOutDeadlock):  # the plan's: it ends the plan
                 self._end_with(exc)
             self._finish(record, "cancelled", error=f"{type(exc).__name__}: {exc}")
             raise
