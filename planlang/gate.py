@@ -273,8 +273,8 @@ class Gate:
         row = self._row(plan_id)
         report = json.loads(row["price_json"])
         status, by = row["status"], row["decided_by"]
-        if row.get("rejected_by") is not None:
-            status, by = "rejected", row["rejected_by"]
+        if status == "rejected":
+            by = row["rejected_by"]
         credits = report.get("total", {}).get("credits", {})
         return {
             "id": row["id"], "filename": row["filename"], "sha256": row["sha256"],
@@ -291,7 +291,10 @@ class Gate:
         if status != "held":
             raise ValueError(f"Plan {plan_id} is {status}, not held; only a held plan can be "
                              "rejected.")  # fmt: skip
-        self.store.reject(plan_id, time.time(), by)
+        row = self._row(plan_id)
+        seal = self._decision_seal(row["sha256"], row["policy_sha256"], row["price_sha256"],
+                                   "rejected")  # fmt: skip
+        self.store.reject(plan_id, time.time(), by, seal)
         return self.summary(plan_id)
 
     def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
@@ -315,7 +318,7 @@ class Gate:
         row = self._row(plan_id)
         if row["status"] != "approved":
             raise PlanRefused((), filename=row["filename"]) from ValueError(
-                f"Plan {plan_id} is held, not approved."
+                f"Plan {plan_id} is {row['status']}, not approved."
             )
         checked = check(row["source"], row["filename"])
         if checked.sha256 != row["sha256"] or not checked.ok:
