@@ -125,6 +125,27 @@ def test_one_stream_taken_from_by_parallel_thunks_at_once_gives_each_item_once(t
     assert sorted(index for index, _ in taken) == list(range(6))
 
 
+PROGRESS = {
+    "stream-in-stream": ("s = stream([lambda: list(stream([lambda: agent('x')]))])\n"
+                         "result = [len(r) for _, r in s]\n", [1]),
+    "parallel-in-stream": ("s = stream([lambda: parallel([lambda: agent('x'), lambda: 2])])\n"
+                           "result = [r[1] for _, r in s]\n", [2]),
+    "stream-in-parallel": ("result = parallel([lambda: [i for i, _ in stream([lambda: 1])]])\n",
+                           [[0]]),
+    "used-up": ("s = stream([lambda: 1])\nfirst = next(s)\n"
+                "result = [next(s, 'none'), parallel([lambda: next(s)])]\n", ["none", [None]]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("source, expected", PROGRESS.values(), ids=PROGRESS.keys())
+def test_fan_out_combinations_that_can_make_progress_finish(tmp_path, source, expected):
+    run = new_run()
+    assert within(120, lambda: run.run_sync(approved(tmp_path, source))) == expected
+    failed = [e["error"].split(":")[0] for e in run.events if e["kind"] == "thunk_failed"]
+    assert failed == (["StopIteration"] if "next(s, 'none')" in source else [])  # a used-up
+    # stream's next() inside a thunk is that thunk's failure, as any exception there
+
+
 CHECK_TAKES = """
 s = stream([lambda: agent("inner")])
 result = agent("outer", check=lambda answer: None if next(s) else "empty")
