@@ -32,7 +32,7 @@ from .reply import Reply
 from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
-from .waits import BudgetWait, Watcher, take_slot, watch_budget
+from .waits import BudgetWait, Watcher, take_slot, watch_budget, without_slot
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
@@ -259,8 +259,8 @@ class Run:
         if self.resample is not None:
             sample = self.resample(label, str(prompt), model, sample)
         record.sample = sample
-        if check is not None:
-            check = self._without_slot(check)
+        if check is not None:  # a check may fan out: the agents it waits for need slots
+            check = without_slot(self._slots, check)
         queued = take_slot(self._slots, queued_ns)  # at most `concurrency` agents talk at once
         try:
             if queued:  # else it started at once: its worker_started says when
@@ -269,20 +269,6 @@ class Run:
             return self._talk(record, prompt, schema, model, system, data, sample, check)
         finally:
             self._slots.put(None)
-
-    def _without_slot(self, check: Check) -> Check:
-        """The plan's check, run with the worker's agent slot given back: a check may fan out
-        or take from a stream, and the agents it waits for need slots of their own."""
-        slots = self._slots
-
-        def unslotted(value: Any) -> Any:
-            slots.put(None)
-            try:
-                return check(value)
-            finally:
-                slots.get()
-
-        return unslotted
 
     def _talk(self, record: WorkerRecord, prompt: str, schema: dict[str, Any] | None,
               model: str | None, system: str | None, data: Any, sample: int,
