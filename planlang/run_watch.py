@@ -4,7 +4,8 @@ While the run goes, the watcher redraws its progress (``planlang.progress``), ap
 from other shells (``planlang raise RUN CAP``, ``planlang cancel RUN``: files the commands drop
 in the run's ``requests/`` folder), and decides what a budget below the plan's cost means:
 
-- on a terminal, the run pauses and asks for a new cap (or ``stop``);
+- on a terminal, the run pauses and asks for a new cap (or ``stop``), still taking requests
+  from other shells meanwhile: whichever answers first wins;
 - not on a terminal (CI, pipes), it stops cleanly at the cap, unless told to wait;
 
 a run that stops there is recorded as ``stopped-at-budget``, and a rerun pays nothing for the
