@@ -12,13 +12,15 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from planlang.check import CheckResult
+from planlang.errors import PlanRuntimeError
 from planlang.isolation.mode import calling_line
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 from planlang.sandbox.wall import HostWord
-from runtime import Run, RunError
+from runtime import FanOutDeadlock, Run, RunError
 
-__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words"]
+__all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words", "run_plan"]
 
 # Builds the embedder's host words for one run (the audit kit's words call run.agent).
 HostProvider = Callable[[Run], Mapping[str, Any]]
@@ -81,7 +83,7 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
     def stream(
         thunks: Iterable[Callable[[], Any]], then: Callable[[Any], Any] | None = None
     ) -> Iterator[tuple[int, Any]]:
-        return iter(run.stream(thunks, then))
+        return _Located(iter(run.stream(thunks, then)), origins)
 
     words: dict[str, Any] = {
         "agent": agent,
@@ -92,6 +94,39 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         "log": HostWord(run.log, text=True),
     }
     return words, origins
+
+
+class _Located:
+    """A stream's iterator, seen by the plan: a ``next()`` the runtime refuses as a fan-out that
+    could never finish says which plan line asked for it."""
+
+    __slots__ = ("_items", "_origins")
+
+    def __init__(self, items: Iterator[Any], origins: WorkerOrigins) -> None:
+        self._items, self._origins = items, origins
+
+    def __iter__(self) -> _Located:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._items)
+        except FanOutDeadlock as error:
+            if error.line is None:
+                error.line = self._origins.caller_line()
+            raise
+
+
+def run_plan(box: Sandbox, checked: CheckResult) -> Any:
+    """``box.run(checked)``, with a fan-out that could never finish reported as what it is:
+    the plan's own mistake, at the line of the ``next()`` that closed the cycle."""
+    try:
+        return box.run(checked)
+    except FanOutDeadlock as error:
+        raise PlanRuntimeError(
+            f"FanOutDeadlock: {error}", error_type="FanOutDeadlock", line=error.line,
+            filename=checked.filename,
+        ) from None  # fmt: skip
 
 
 def plan_sandbox(

@@ -200,7 +200,10 @@ def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = Fa
 
 def held_command(config: str | None, as_json: bool = False) -> None:
     """List plans the gate holds for a person, with their price and problems."""
-    held = _gate(_project(config), words=False).held()
+    try:
+        held = _gate(_project(config), words=False).held()
+    except PlanRefused as error:  # a row of the store whose seal does not verify
+        _refused(error, as_json)
     if as_json:
         click.echo(json.dumps({"held": held}, indent=2, default=str))
         return

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planlang.binding import HostProvider, plan_sandbox, run_host_words
+from planlang.binding import HostProvider, plan_sandbox, run_host_words, run_plan
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
 from planlang.errors import PlanRefused, TamperedPlan
 from planlang.gate_seal import default_key_path, load_key, seal_decision, seal_holds
@@ -159,7 +159,7 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
     words, _origins = run_host_words(run, plan.filename)
     box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS,
                        isolation=gate.isolation)  # fmt: skip
-    return box.run(plan.check_result)
+    return run_plan(box, plan.check_result)
 
 
 @dataclass(frozen=True)
@@ -273,8 +273,8 @@ class Gate:
         row = self._row(plan_id)
         report = json.loads(row["price_json"])
         status, by = row["status"], row["decided_by"]
-        if row.get("rejected_by") is not None:
-            status, by = "rejected", row["rejected_by"]
+        if status == "rejected":
+            by = row["rejected_by"]
         credits = report.get("total", {}).get("credits", {})
         return {
             "id": row["id"], "filename": row["filename"], "sha256": row["sha256"],
@@ -291,7 +291,10 @@ class Gate:
         if status != "held":
             raise ValueError(f"Plan {plan_id} is {status}, not held; only a held plan can be "
                              "rejected.")  # fmt: skip
-        self.store.reject(plan_id, time.time(), by)
+        row = self._row(plan_id)
+        seal = self._decision_seal(row["sha256"], row["policy_sha256"], row["price_sha256"],
+                                   "rejected")  # fmt: skip
+        self.store.reject(plan_id, time.time(), by, seal)
         return self.summary(plan_id)
 
     def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
@@ -315,7 +318,7 @@ class Gate:
         row = self._row(plan_id)
         if row["status"] != "approved":
             raise PlanRefused((), filename=row["filename"]) from ValueError(
-                f"Plan {plan_id} is held, not approved."
+                f"Plan {plan_id} is {row['status']}, not approved."
             )
         checked = check(row["source"], row["filename"])
         if checked.sha256 != row["sha256"] or not checked.ok:

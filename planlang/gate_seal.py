@@ -2,10 +2,11 @@
 
 Whoever can write the gate's store (a file, or a shared server) could otherwise edit a row's
 ``source`` and ``sha256`` together and have a plan that was never priced issued as approved.
-Each decision is sealed with an HMAC over the sha256, the policy, the price and the decision;
-the key is a file only its owner can read (like an ssh key), so a row edited by anyone without
-it fails to verify and is refused. Gates on several machines honour each other's decisions
-when they are given the same key file.
+Each decision (approved, held, rejected) is sealed with an HMAC over the sha256, the policy,
+the price and the decision; the key is a file only its owner can read (like an ssh key), so a
+row edited by anyone without it fails to verify and is refused. Gates on several machines
+honour each other's decisions when they are given the same key file. What a seal cannot see
+is a store put back whole to an earlier state (a backup): it shows the decisions of then.
 """
 
 from __future__ import annotations
@@ -90,6 +91,15 @@ def seal_holds(key: bytes, row: dict[str, object]) -> bool:
     seal = row.get("seal")
     if not isinstance(seal, str):
         return False
-    expected = seal_decision(key, str(row["sha256"]), str(row["policy_sha256"]),
-                             str(row["price_sha256"]), str(row["status"]))  # fmt: skip
-    return hmac.compare_digest(expected, seal)
+    status = str(row["status"])
+    sealed_as = [status]
+    if status == "rejected":
+        # A rejection only narrows what the gate issues, so a rejected row still sealed as held
+        # (rejected before rejections were sealed, or stopped between the two writes) is taken
+        # as rejected; the forgery that matters, a rejection taken away, breaks the seal.
+        sealed_as.append("held")
+    return any(
+        hmac.compare_digest(seal_decision(key, str(row["sha256"]), str(row["policy_sha256"]),
+                                          str(row["price_sha256"]), decision), seal)
+        for decision in sealed_as
+    )  # fmt: skip

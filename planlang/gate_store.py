@@ -2,8 +2,9 @@
 
 The gate asks the same few things of either (store a decision, read one, list the held ones,
 find the latest approval of a source under a policy, record a person's approval); only the SQL
-dialect differs. Rows carry the seal of their decision (see ``planlang.gate_seal``); an older
-SQLite file without the column gets it on first use, and its unsealed rows are refused.
+dialect differs. Rows carry the seal of their decision (see ``planlang.gate_seal``), a
+rejection included; an older SQLite file without the column gets it on first use, and its
+unsealed rows are refused.
 """
 
 from __future__ import annotations
@@ -88,10 +89,16 @@ class GateStore:
                       "WHERE id = ?", (status, decided, by, seal, plan_id))  # fmt: skip
 
     def row(self, plan_id: int) -> dict[str, Any] | None:
-        """The row, with ``rejected_by`` (None unless a person rejected the plan)."""
+        """The row, with ``rejected_by`` (None unless a person rejected the plan); a rejected
+        plan's status reads ``rejected``, whatever its status column says."""
         found = self._execute("SELECT {t}.*, {r}.rejected_by FROM {t} LEFT JOIN {r} ON "
                               "{r}.plan_id = {t}.id WHERE {t}.id = ?", (int(plan_id),))  # fmt: skip
-        return found[0] if found else None
+        if not found:
+            return None
+        row = found[0]
+        if row["rejected_by"] is not None:
+            row["status"] = "rejected"
+        return row
 
     def held(self) -> list[dict[str, Any]]:
         return self._execute(f"SELECT * FROM {{t}} WHERE {_HELD} ORDER BY id")
@@ -102,13 +109,19 @@ class GateStore:
                               f"{_HELD} ORDER BY id LIMIT 1", (sha256, policy_sha256))  # fmt: skip
         return int(found[0]["id"]) if found else None
 
-    def reject(self, plan_id: int, rejected: float, by: str) -> None:
+    def reject(self, plan_id: int, rejected: float, by: str, seal: str) -> None:
+        """Mark the plan rejected, then seal its row as rejected (the status column keeps
+        ``held``: stores made before rejections keep their schema). Deleting the mark later
+        leaves a row sealed as rejected that reads as held: its seal no longer verifies."""
         self._execute("INSERT INTO {r} (plan_id, rejected, rejected_by) VALUES (?, ?, ?)",
                       (int(plan_id), rejected, by))  # fmt: skip
+        self._execute("UPDATE {t} SET decided = ?, decided_by = ?, seal = ? WHERE id = ?",
+                      (rejected, by, seal, int(plan_id)))  # fmt: skip
 
     def latest_approved(self, sha256: str, policy_sha256: str) -> int | None:
         found = self._execute("SELECT id FROM {t} WHERE sha256 = ? AND policy_sha256 = ? AND "
-                              "status = 'approved' ORDER BY id DESC LIMIT 1",
+                              "status = 'approved' AND id NOT IN (SELECT plan_id FROM {r}) "
+                              "ORDER BY id DESC LIMIT 1",
                               (sha256, policy_sha256))  # fmt: skip
         return int(found[0]["id"]) if found else None
 

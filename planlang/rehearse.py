@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planlang.binding import HostProvider, plan_sandbox, run_host_words
+from planlang.binding import HostProvider, plan_sandbox, run_host_words, run_plan
 from planlang.check import CheckResult
 from planlang.errors import PlanLimitError, PlanRuntimeError
 from planlang.sandbox.deep_stack import deep_settings
@@ -108,13 +108,30 @@ class VirtualClock:
         thunks = list(thunks)
         durations = [0.0] * len(thunks)
         timed = [self._timed(t, durations, i) if callable(t) else t for i, t in enumerate(thunks)]
-        items = fan_out(timed)
+        return _Followed(
+            fan_out(timed),
+            lambda: self._add(self.makespan(durations, 1 if nested else self.concurrency)),
+        )
 
-        def follow() -> Iterator[Any]:
-            yield from items
-            self._add(self.makespan(durations, 1 if nested else self.concurrency))
 
-        return follow()
+class _Followed:
+    """A stream's items, then the makespan on the clock once it is used up. Not a generator:
+    several plan threads may take from one stream at once."""
+
+    def __init__(self, items: Iterator[Any], at_end: Callable[[], None]) -> None:
+        self._items, self._at_end = items, at_end
+        self._ended = threading.Lock()
+
+    def __iter__(self) -> _Followed:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._items)
+        except StopIteration:
+            if self._ended.acquire(blocking=False):  # the makespan counts once
+                self._at_end()
+            raise
 
 
 def rehearse(
@@ -147,7 +164,7 @@ def rehearse(
     result = None
 
     def plan(_run: Run) -> Any:
-        return box.run(checked)
+        return run_plan(box, checked)
 
     try:
         result = run.run_sync(plan)

@@ -4,7 +4,8 @@ While the run goes, the watcher redraws its progress (``planlang.progress``), ap
 from other shells (``planlang raise RUN CAP``, ``planlang cancel RUN``: files the commands drop
 in the run's ``requests/`` folder), and decides what a budget below the plan's cost means:
 
-- on a terminal, the run pauses and asks for a new cap (or ``stop``);
+- on a terminal, the run pauses and asks for a new cap (or ``stop``), still taking requests
+  from other shells meanwhile: whichever answers first wins;
 - not on a terminal (CI, pipes), it stops cleanly at the cap, unless told to wait;
 
 a run that stops there is recorded as ``stopped-at-budget``, and a rerun pays nothing for the
@@ -15,7 +16,9 @@ on the wire finish and are stored, the record says ``interrupted``, and a rerun 
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import select
 import signal
 import sys
 import threading
@@ -70,10 +73,11 @@ def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
     try:
         while not _ended(run):
             display.tick()
-            _apply_requests(run, folder)
+            for line in _apply_requests(run, folder):
+                click.echo(line, err=True)
             if _stuck_at_budget(run):
                 display.pause()
-                if not _budget_decision(run, interactive, options.wait_at_budget):
+                if not _budget_decision(run, folder, interactive, options.wait_at_budget):
                     ending.status = "stopped-at-budget"
                     run.cancel("stopped at the budget")
     except (KeyboardInterrupt, Terminated) as why:
@@ -131,7 +135,7 @@ def _stuck_at_budget(run: Run) -> bool:
     return run.paused and reserved == 0 and cap is not None
 
 
-def _budget_decision(run: Run, interactive: bool, wait: bool) -> bool:
+def _budget_decision(run: Run, folder: Path, interactive: bool, wait: bool) -> bool:
     """True: go on (a new cap, or wait for one); False: stop at the budget."""
     spent, _, cap = run.llm.budget.snapshot()
     said = f"Paused at the budget: spent {spent:.4g} of the cap {cap:.4g}."
@@ -141,24 +145,58 @@ def _budget_decision(run: Run, interactive: bool, wait: bool) -> bool:
         click.echo(f"{said} Stopping here (not on a terminal; --wait-at-budget waits instead).",
                    err=True)  # fmt: skip
         return False
+    return _ask_at_budget(run, folder, said, spent)
+
+
+_QUESTION = " New cap, or 'stop' (planlang raise or cancel from another shell also answer) [stop]: "
+
+
+def _ask_at_budget(run: Run, folder: Path, said: str, spent: float) -> bool:
+    """Ask the person at the terminal, while watching for ``planlang raise`` and ``cancel``
+    from other shells: whichever answers first wins, and the prompt says which it was."""
+    click.echo(said + _QUESTION, err=True, nl=False)
     while True:
         try:
-            answer = click.prompt(f"{said} New cap, or 'stop'", default="stop", err=True)
-        except click.Abort:
+            answer = _line_within(_TICK)
+        except KeyboardInterrupt:  # Ctrl-C at the prompt: the same as 'stop'
+            click.echo("", err=True)
             return False
-        if answer.strip().lower() in ("stop", "s", "q"):
+        if answer is None:  # nothing typed yet: did another shell answer?
+            taken = _apply_requests(run, folder)
+            if taken:
+                click.echo("", err=True)
+                for line in taken:
+                    click.echo(line, err=True)
+                return True  # a raise resumes the run; a cancel ends it as cancelled
+            if _ended(run) or not _stuck_at_budget(run):
+                click.echo("\nThe run goes on: the budget is no longer spent.", err=True)
+                return True
+            continue
+        answer = answer.strip()
+        if answer.lower() in ("", "stop", "s", "q"):
             return False
         try:
             new_cap = float(answer)
         except ValueError:
-            click.echo(f"Not a number: {answer!r}.", err=True)
+            click.echo(f"Not a number: {answer!r}." + _QUESTION, err=True, nl=False)
             continue
         if new_cap <= spent:
-            click.echo(f"The new cap must be above what is spent ({spent:.4g}).", err=True)
+            click.echo(f"The new cap must be above what is spent ({spent:.4g})." + _QUESTION,
+                       err=True, nl=False)  # fmt: skip
             continue
         run.llm.budget.raise_to(new_cap)
         run.log_events.emit("cap_raised", cap=new_cap, by="terminal")
         return True
+
+
+def _line_within(seconds: float) -> str | None:
+    """A line typed at the terminal within ``seconds``, else None; EOF (Ctrl-D) is 'stop'."""
+    fd = sys.stdin.fileno()
+    ready, _, _ = select.select([fd], [], [], seconds)
+    if not ready:
+        return None
+    data = os.read(fd, 4096)  # a terminal in line mode gives one line per read
+    return data.decode(errors="replace").splitlines()[0] if data.strip() else "stop"
 
 
 # -- requests from other shells --------------------------------------------------------------
@@ -180,10 +218,12 @@ def send_request(folder: Path, request: dict[str, Any], *, wait: float = 10.0) -
     return False
 
 
-def _apply_requests(run: Run, folder: Path) -> None:
+def _apply_requests(run: Run, folder: Path) -> list[str]:
+    """Take the requests other shells dropped for this run; what was done, one line each."""
     inbox = folder / "requests"
     if not inbox.is_dir():
-        return
+        return []
+    done: list[str] = []
     for path in sorted(inbox.glob("*.json")):
         try:
             request = json.loads(path.read_text(encoding="utf-8"))
@@ -192,11 +232,12 @@ def _apply_requests(run: Run, folder: Path) -> None:
         if "raise" in request:
             run.llm.budget.raise_to(float(request["raise"]))
             run.log_events.emit("cap_raised", cap=float(request["raise"]), by="request")
-            click.echo(f"The cap was raised to {float(request['raise']):.4g}.", err=True)
+            done.append(f"The cap was raised to {float(request['raise']):.4g} (planlang raise).")
         if request.get("cancel"):
-            click.echo("Cancelled by request (planlang cancel).", err=True)
+            done.append("Cancelled by request (planlang cancel).")
             run.cancel("cancelled by request (planlang cancel)")
         path.unlink(missing_ok=True)
+    return done
 
 
 # -- the end ---------------------------------------------------------------------------------

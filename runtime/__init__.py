@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .errors import (
         CacheMiss,
         ClientError,
+        FanOutDeadlock,
         OutcomeUnknown,
         RunCancelled,
         RunError,
@@ -49,6 +50,7 @@ _HOMES = {
     "Reservation": "budget",
     "CacheMiss": "errors",
     "ClientError": "errors",
+    "FanOutDeadlock": "errors",
     "OutcomeUnknown": "errors",
     "RunCancelled": "errors",
     "RunError": "errors",
@@ -80,6 +82,7 @@ __all__ = [
     "Client",
     "ClientError",
     "EventLog",
+    "FanOutDeadlock",
     "HTTPClient",
     "Ledger",
     "OutcomeUnknown",

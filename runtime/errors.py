@@ -12,6 +12,7 @@ never validates) stays with the worker that met it.
      │    ├── RunCancelled   the run was cancelled (by a person or by the runaway backstop)
      │    ├── OutcomeUnknown a tool call with an effect was in flight when a run stopped
      │    ├── ToolUnavailable a tool server stopped answering (runtime.tools)
+     │    ├── FanOutDeadlock streams whose thunks take from each other: it could never end
      │    └── StoreUnavailable  a shared store (PostgreSQL) failed; in ``runtime.stores``
      ├── ClientError         one model call failed (transport, HTTP status, malformed body)
      ├── ToolError           a tool answered with an error: the plan's failure, at its line
@@ -87,6 +88,20 @@ class OutcomeUnknown(RunError):
             "effect is unknown, so it is not sent again. Check by hand, then clear it with "
             "runtime.tools.forget_in_flight(LEDGER) to let a rerun send it."
         )
+
+
+class FanOutDeadlock(RunError):
+    """A ``next()`` on a stream that could only wait for itself: the stream's own thunks take
+    from it, directly or through other streams whose thunks it takes from.
+
+    It is refused the moment the cycle closes, whatever the timing, rather than left to hang.
+    It is the plan's mistake, so it ends the plan (planlang reports it at ``line``, the plan
+    line of that ``next()``, which the host fills in when it knows it).
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        self.line = line
+        super().__init__(message)
 
 
 class ToolUnavailable(RunError):

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import RunCancelled, RunError
@@ -21,6 +22,7 @@ from .stacks import thread_stack
 __all__ = ["FanOut", "Thunk"]
 
 Thunk = Callable[[], Any]
+_POOL_PREFIX = "planlang-worker"
 
 
 class FanOut:
@@ -35,17 +37,39 @@ class FanOut:
         cancelled: Callable[[], RunCancelled],
         failed: Callable[[int, Exception], None],
     ) -> None:
-        self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="planlang-worker")
+        self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix=_POOL_PREFIX)
         self._local = threading.local()
         self._stack_mb = stack_mb
         self._closed = closed
         self._cancelled = cancelled
         self._failed = failed
         self.closed, self.cancelled = closed, cancelled  # for a stream's consumer
+        self._blocked = 0  # pool threads waiting on a stream (its turn, or its items)
+        self._blocked_lock = threading.Lock()
 
     def in_worker(self) -> bool:
         """Is the calling thread running a thunk of this pool (or one run inline)?"""
         return bool(getattr(self._local, "worker", False))
+
+    @contextmanager
+    def blocked(self) -> Iterator[None]:
+        """Around a stream's wait: counts a pool thread as blocked, for ``pool_stuck``."""
+        if not threading.current_thread().name.startswith(_POOL_PREFIX):
+            yield
+            return
+        with self._blocked_lock:
+            self._blocked += 1
+        try:
+            yield
+        finally:
+            with self._blocked_lock:
+                self._blocked -= 1
+
+    def pool_stuck(self) -> bool:
+        """Is every pool thread waiting on a stream? Then no pool thread will run a queued
+        item soon, and a consumer outside the pool runs it itself."""
+        threads = len(self._pool._threads)  # the pool's live threads (CPython's executor)
+        return self._blocked >= max(threads, 1)
 
     def guarded(self, index: int, thunk: Thunk, queued_ns: int | None = None) -> Any:
         """Run a thunk as a worker: a plain exception stays with it (result None).

@@ -23,7 +23,7 @@ from typing import Any
 
 from .accounting import Accounting
 from .budget import Budget
-from .errors import RunCancelled, RunError, WorkerFailed
+from .errors import FanOutDeadlock, RunCancelled, RunError, WorkerFailed
 from .events import EventLog
 from .fanout import FanOut, Thunk
 from .llm import LLM
@@ -32,7 +32,7 @@ from .reply import Reply
 from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
-from .waits import BudgetWait, Watcher, take_slot, watch_budget
+from .waits import BudgetWait, Watcher, take_slot, watch_budget, without_slot
 from .worker import Check, build_messages, converse, response_params
 
 Plan = Callable[["Run"], Any]
@@ -259,6 +259,8 @@ class Run:
         if self.resample is not None:
             sample = self.resample(label, str(prompt), model, sample)
         record.sample = sample
+        if check is not None:  # a check may fan out: the agents it waits for need slots
+            check = without_slot(self._slots, check)
         queued = take_slot(self._slots, queued_ns)  # at most `concurrency` agents talk at once
         try:
             if queued:  # else it started at once: its worker_started says when
@@ -289,7 +291,7 @@ class Run:
                 ),
             )
         except RunError as exc:
-            if not isinstance(exc, RunCancelled):
+            if not isinstance(exc, RunCancelled | FanOutDeadlock):  # the plan's: it ends the plan
                 self._end_with(exc)
             self._finish(record, "cancelled", error=f"{type(exc).__name__}: {exc}")
             raise

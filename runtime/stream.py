@@ -7,11 +7,13 @@ the same worker, and only second-stage results are yielded (a failed first stage
 Leaving the loop early cancels the thunks that have not started yet.
 
 A stream's items wait in the stream itself, and the pool runs them through one runner per item.
-A pool worker that waits on a stream (a ``parallel`` thunk calling ``next(s)``) runs the
-stream's waiting items itself instead of blocking, so a pool full of consumers cannot starve
-the items they wait for. A worker waits only on items that run on other workers, and those
-cannot wait on this stream in turn (its iterator is busy on this thread: Python refuses with
-"generator already executing"), so every wait ends.
+Whoever advances a stream (the plan, or a pool worker in a ``parallel`` thunk calling
+``next(s)``) runs its waiting items itself instead of blocking: a pool worker always, the plan's
+thread when every pool thread is blocked on streams. So a pool full of consumers cannot starve
+the items they wait for. Several threads may take from one stream at once: they take turns,
+and each result goes to one of them. A ``next()`` that could only wait for itself (a stream's
+thunks taking from it, directly or through other streams) raises ``FanOutDeadlock`` at once
+(``runtime.stream_deps``), so every wait ends.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+
+from .errors import FanOutDeadlock
+from .stream_deps import items_running, note_take
 
 if TYPE_CHECKING:
     from .fanout import FanOut, Thunk
@@ -42,10 +47,15 @@ class Stream:
         self._outstanding = 0  # items scheduled and not yet yielded
         self._done: queue.SimpleQueue[tuple[int, Any, BaseException | None]] = queue.SimpleQueue()
         self._started = False
+        self._scheduled = False
         self._closed = False
         self._inline_mode = False
         self._inline: list[tuple[int, Thunk]] = []
         self._lock = threading.Lock()
+        self._turn = threading.Condition(self._lock)  # consumers take turns advancing it
+        self._owner: int | None = None  # the thread advancing it now
+        self._ended: BaseException | None = None  # what ended it (raised again to later takers)
+        self.takes_from: set[Any] = set()  # streams its thunks took from (stream_deps)
 
     def add(self, thunk: Thunk) -> int:
         """Add work to the stream (before or while iterating); returns its result's index."""
@@ -88,10 +98,14 @@ class Stream:
             index, thunk = self._waiting.popleft()
         result: Any = None
         error: BaseException | None = None
+        items = items_running()
+        items.append(self)
         try:
             result = self._fan_out.guarded(index, thunk)
         except BaseException as exc:  # a RunError ends the run: the consumer re-raises it
             error = exc
+        finally:
+            items.pop()
         self._done.put((index, result, error))
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
@@ -102,57 +116,117 @@ class Stream:
             self._inline_mode = self._fan_out.in_worker()
             if self._inline_mode:
                 self._inline = list(enumerate(self._initial))
-        return self._inline_iter() if self._inline_mode else self._pool_iter()
+        return _Taking(self)
 
-    def _inline_iter(self) -> Iterator[tuple[int, Any]]:
+    # -- one next() ----------------------------------------------------------------------
+
+    def take(self) -> tuple[int, Any]:
+        """The next ``(index, result)``: wait for this thread's turn, then for a result."""
+        note_take(self)  # FanOutDeadlock when this next() could only wait for itself
+        me = threading.get_ident()
+        with self._turn:
+            while self._owner is not None:
+                if self._owner == me:  # the plan's own re-entry, outside any thunk
+                    raise FanOutDeadlock("A stream was advanced again inside its own next().")
+                if self._fan_out.closed():
+                    raise self._fan_out.cancelled()
+                with self._fan_out.blocked():
+                    self._turn.wait(_POLL)
+            if self._ended is not None:
+                raise self._ended
+            self._owner = me
+        try:
+            return self._inline_step() if self._inline_mode else self._pool_step()
+        except BaseException as exc:
+            self.close(exc)
+            raise
+        finally:
+            with self._turn:
+                self._owner = None
+                self._turn.notify()
+
+    def close(self, why: BaseException | None = None) -> None:
+        """Cancel the items not yet started; later takers get ``why`` again (or stop)."""
+        with self._lock:
+            self._closed = True
+            self._waiting.clear()
+            self._inline.clear()
+            if self._ended is None:
+                self._ended = why if why is not None else StopIteration()
+
+    def _inline_step(self) -> tuple[int, Any]:
         # Inside a worker: run in order on this thread, so nesting cannot deadlock the pool.
-        then = self._then
-        while self._inline:
+        with self._lock:
+            if not self._inline:
+                raise StopIteration
             index, thunk = self._inline.pop(0)
+        then = self._then
+        items = items_running()
+        items.append(self)
+        try:
             result = self._fan_out.guarded(index, thunk)
             if then is not None and result is not None:
                 result = self._fan_out.guarded(index, _bind(then, result))
-            yield index, result
-
-    def _pool_iter(self) -> Iterator[tuple[int, Any]]:
-        for index, thunk in enumerate(self._initial):
-            self._schedule(index, self._chain(thunk))
-        try:
-            while True:
-                with self._lock:
-                    if not self._outstanding:
-                        break
-                index, result, error = self._next_done()
-                with self._lock:
-                    self._outstanding -= 1
-                if error is not None:
-                    raise error
-                yield index, result
         finally:
-            with self._lock:
-                self._closed = True
-                self._waiting.clear()
+            items.pop()
+        return index, result
+
+    def _pool_step(self) -> tuple[int, Any]:
+        if not self._scheduled:
+            self._scheduled = True
+            for index, thunk in enumerate(self._initial):
+                self._schedule(index, self._chain(thunk))
+        with self._lock:
+            if not self._outstanding:
+                raise StopIteration
+        index, result, error = self._next_done()
+        with self._lock:
+            self._outstanding -= 1
+        if error is not None:
+            raise error
+        return index, result
 
     def _next_done(self) -> tuple[int, Any, BaseException | None]:
-        """The next finished item; a pool worker runs waiting items itself meanwhile."""
-        helping = self._fan_out.in_worker()
+        """The next finished item; the consumer runs waiting items itself meanwhile (a pool
+        worker always; the plan's thread when every pool thread is blocked on a stream)."""
+        fan_out = self._fan_out
+        worker = fan_out.in_worker()
         while True:
             try:
                 return self._done.get_nowait()
             except queue.Empty:
                 pass
-            if self._fan_out.closed():
-                raise self._fan_out.cancelled()
-            if helping:
-                with self._lock:
-                    waiting = bool(self._waiting)
-                if waiting:
-                    self._run_next()
-                    continue
+            if fan_out.closed():
+                raise fan_out.cancelled()
+            with self._lock:
+                waiting = bool(self._waiting)
+            if waiting and (worker or fan_out.pool_stuck()):
+                self._run_next()
+                continue
             try:
-                return self._done.get(timeout=_POLL)
+                with fan_out.blocked():
+                    return self._done.get(timeout=_POLL)
             except queue.Empty:
                 continue
+
+
+class _Taking:
+    """The iterator of a stream: ``next()`` may come from several threads at once (they take
+    turns); leaving it (the loop broken, the iterator dropped) cancels unstarted items."""
+
+    __slots__ = ("_stream", "__weakref__")
+
+    def __init__(self, stream: Stream) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> _Taking:
+        return self
+
+    def __next__(self) -> tuple[int, Any]:
+        return self._stream.take()
+
+    def __del__(self) -> None:
+        self._stream.close()
 
 
 def _bind(then: Callable[[Any], Any], result: Any) -> Callable[[], Any]:

@@ -1,5 +1,7 @@
 """The waits a run records for the picture of it: for an agent slot, and at the budget cap.
 
+(A worker's check runs with its slot given back, ``without_slot``: it may wait on agents.)
+
 A worker that took a slot at once (and whose thunk did not queue at the pool for more than a
 millisecond) leaves no event for it: its ``worker_started`` says when it began. One that
 queued leaves ``worker_running`` with the time it began queueing. A wait at the cap leaves
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .budget import Budget
 
-__all__ = ["BudgetWait", "Watcher", "take_slot", "watch_budget"]
+__all__ = ["BudgetWait", "Watcher", "take_slot", "watch_budget", "without_slot"]
 
 _monotonic_ns = time.monotonic_ns
 _QUEUED_NS = 1_000_000  # a worker that queued for less (1 ms) gets no worker_running event
@@ -31,6 +33,22 @@ def take_slot(slots: queue.SimpleQueue[None], queued_ns: int) -> bool:
         slots.get()
         return True
     return _monotonic_ns() - queued_ns > _QUEUED_NS
+
+
+def without_slot(
+    slots: queue.SimpleQueue[None], check: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
+    """The plan's check, run with its worker's agent slot given back: a check may fan out or
+    take from a stream, and the agents it waits for need slots of their own."""
+
+    def unslotted(value: Any) -> Any:
+        slots.put(None)
+        try:
+            return check(value)
+        finally:
+            slots.get()
+
+    return unslotted
 
 
 class BudgetWait:

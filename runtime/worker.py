@@ -21,7 +21,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from .errors import ClientError, WorkerFailed
+from .errors import ClientError, RunError, WorkerFailed
 from .records import WorkerRecord
 from .reply import Reply, parse_json_text
 
@@ -140,6 +140,8 @@ def converse(
             try:
                 # A copy: the check is the plan's code, and the value is what the run records.
                 problem = check(copy.deepcopy(value))
+            except RunError:
+                raise  # what ends the run (a cancel, a fan-out that could never finish) ends it
             except Exception as exc:
                 raise WorkerFailed(
                     record.id, f"its check raised {type(exc).__name__}: {exc}"

@@ -201,7 +201,7 @@ class RemoteIterator:
         return self
 
     def __next__(self) -> Any:
-        answer = self.peer.ask("next", self.nid)
+        answer = self.peer.ask("next", [self.nid, self.peer.caller_line()])
         if answer == ["stop"]:
             raise StopIteration
         return answer[1]

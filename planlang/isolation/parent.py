@@ -232,11 +232,15 @@ class _Session:
             result = getattr(proxy._target, name)(*self.decode(payload[2]),
                                                   **self.decode(payload[3]))  # fmt: skip
         elif op == "next":
-            iterator = self.iterators[int(payload)]
+            iterator = self.iterators[int(payload[0])]
+            previous = getattr(_calling, "line", None)
+            _calling.line = payload[1] if type(payload[1]) is int else None  # who asked
             try:
                 item = next(iterator)
             except StopIteration:
                 return ["stop"]
+            finally:
+                _calling.line = previous
             return self.encode(["item", item], "A host iterator")
         else:
             raise CodecError(f"Unknown request {op!r}.")

@@ -48,7 +48,7 @@ def wrap_host_word(
         if meter.tripped is not None:  # a limit fired in plan code the word called back
             raise meter.tripped
         if type(result) is not dict and hasattr(result, "__next__"):
-            return _thawed_items(result, namespace, where)  # a host iterator: items copied in
+            return _ThawedItems(result, namespace, where)  # a host iterator: items copied in
         return thaw(result, namespace, where)  # thaw copies a flat JSON object on a fast path
 
     def underscore(kwargs: dict[str, Any]) -> None:
@@ -140,6 +140,17 @@ def _taking_text(fn: Callable[..., Any], text: Callable[[Any], str]) -> Callable
     return with_text
 
 
-def _thawed_items(items: Iterator[Any], namespace: dict[str, Any], where: str) -> Iterator[Any]:
-    for item in items:
-        yield thaw(item, namespace, where)
+class _ThawedItems:
+    """A host iterator's items, each copied in. Not a generator: a host stream may be taken
+    from by several plan threads at once, and the host says when that is a mistake."""
+
+    __slots__ = ("_items", "_namespace", "_where")
+
+    def __init__(self, items: Iterator[Any], namespace: dict[str, Any], where: str) -> None:
+        self._items, self._namespace, self._where = items, namespace, where
+
+    def __iter__(self) -> _ThawedItems:
+        return self
+
+    def __next__(self) -> Any:
+        return thaw(next(self._items), self._namespace, self._where)

@@ -75,6 +75,21 @@ def test_reject_refuses_a_held_plan_for_good(project, capsys, monkeypatch):
     assert code == 1 and "not held" in err
 
 
+def test_a_rejection_taken_out_of_the_store_is_refused_in_one_line(project, capsys):
+    import sqlite3
+
+    cli(capsys, "submit", "plan.py")
+    plan_id = json.loads(cli(capsys, "held", "--json")[1])["held"][0]["id"]
+    assert cli(capsys, "reject", str(plan_id), "--by", "bob")[0] == 0
+    db = sqlite3.connect(project / ".planlang" / "gate.db")
+    db.execute("DELETE FROM rejections")  # the forged un-rejection: held again, for approval
+    db.commit()
+    db.close()
+    for command in (["held"], ["approve", str(plan_id)]):
+        code, _, err = cli(capsys, *command)
+        assert code == 1 and "does not match its seal" in err and len(err.splitlines()) == 1
+
+
 def test_every_run_command_speaks_json(project, capsys, monkeypatch):
     (project / "planlang.toml").write_text(CONFIG.replace("max_median = 1", "max_median = 10"))
     with FakeOpenAI(api_key=KEY) as server:

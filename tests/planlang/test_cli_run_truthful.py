@@ -7,6 +7,7 @@ be hidden, for two runs to share a record, and for SIGTERM or SIGKILL to lose th
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -221,38 +222,130 @@ def test_cancel_from_another_shell_ends_a_live_run(project, server):
     assert late.returncode == 2 and "is not running (cancelled)" in late.stderr
 
 
-def test_on_a_terminal_the_run_pauses_at_the_cap_and_asks_for_a_new_one(project, server):
-    import pty
+class Terminal:
+    """``planlang run`` on a pseudo-terminal (stdin and stderr), its stdout piped: what it
+    drew is kept, and read all the time, so the live view never fills the terminal's buffer."""
 
-    master, slave = pty.openpty()
-    command = [sys.executable, "-m", "planlang", "run", "plan.py", "--budget", "1"]
-    proc = subprocess.Popen(command, cwd=project, env=env_for(server.base_url), stdin=slave,
-                            stderr=slave, stdout=subprocess.PIPE, text=True)  # fmt: skip
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + 120  # a hang guard
-    while b"New cap, or 'stop'" not in seen:
-        assert time.monotonic() < deadline, seen.decode(errors="replace")
+    def __init__(self, project, url, *args):
+        import pty
+
+        self.master, slave = pty.openpty()
+        command = [sys.executable, "-m", "planlang", "run", "plan.py", *args]
+        self.proc = subprocess.Popen(command, cwd=project, env=env_for(url), stdin=slave,
+                                     stderr=slave, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        os.close(slave)
+        self.seen = b""
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
         try:
-            seen += os.read(master, 4096)
+            while data := os.read(self.master, 4096):
+                with self._lock:
+                    self.seen += data
         except OSError:
-            break
-    assert b"Paused at the budget: spent 1 of the cap 1." in seen
-    os.write(master, b"10\n")
-    drain = threading.Thread(target=lambda: _read_all(master), daemon=True)
-    drain.start()  # the live view keeps drawing: never let the terminal's buffer fill
-    out, _ = proc.communicate(timeout=120)
-    os.close(master)
-    assert proc.returncode == 0 and json.loads(out) == EXPECTED
+            pass
+
+    def text(self):
+        with self._lock:
+            return self.seen.decode(errors="replace")
+
+    def wait_for(self, text):
+        wait_for(lambda: text in self.text(), repr(text) + " on the terminal: " + self.text())
+
+    def finish(self):
+        out, _ = self.proc.communicate(timeout=120)
+        self._reader.join(10)
+        os.close(self.master)
+        return self.proc.returncode, out, self.text()
+
+
+@pytest.fixture
+def on_a_terminal(project, server):
+    """Start ``planlang run`` on a terminal; whatever a test leaves running is killed."""
+    started = []
+    yield lambda *args: started.append(Terminal(project, server.base_url, *args)) or started[-1]
+    for terminal in started:
+        if terminal.proc.poll() is None:
+            terminal.proc.kill()
+            terminal.proc.wait(30)
+
+
+def test_on_a_terminal_the_run_pauses_at_the_cap_and_asks_for_a_new_one(
+    project, server, on_a_terminal
+):
+    terminal = on_a_terminal("--budget", "1")
+    terminal.wait_for("New cap, or 'stop'")
+    assert "Paused at the budget: spent 1 of the cap 1." in terminal.text()
+    os.write(terminal.master, b"10\n")
+    code, out, _ = terminal.finish()
+    assert code == 0 and json.loads(out) == EXPECTED
     assert server.requests == 6
 
 
-def _read_all(fd):
+def test_raise_from_another_shell_answers_the_prompt_on_a_terminal(project, server, on_a_terminal):
+    terminal = on_a_terminal("--budget", "1")
+    terminal.wait_for("New cap, or 'stop'")
+    [meta] = metas(project)
+    raised = planlang(project, "raise", meta["id"], "10", "--json")
+    assert raised.returncode == 0 and json.loads(raised.stdout)["taken"] is True, raised.stderr
+    code, out, drawn = terminal.finish()
+    assert code == 0 and json.loads(out) == EXPECTED
+    assert "The cap was raised to 10 (planlang raise)." in drawn
+    assert metas(project)[0]["status"] == "completed" and server.requests == 6
+
+
+def test_cancel_from_another_shell_answers_the_prompt_on_a_terminal(project, server, on_a_terminal):
+    terminal = on_a_terminal("--budget", "1")
+    terminal.wait_for("New cap, or 'stop'")
+    [meta] = metas(project)
+    cancelled = planlang(project, "cancel", meta["id"], "--json")
+    assert cancelled.returncode == 0 and json.loads(cancelled.stdout)["taken"] is True
+    code, out, drawn = terminal.finish()
+    assert code == 1 and out == ""
+    assert "Cancelled by request (planlang cancel)." in drawn
+    assert metas(project)[0]["status"] == "cancelled" and server.requests == 2
+
+
+# -- 6: the live view on a terminal: per phase done/total, running, failed, cached; credits --
+
+
+def test_the_live_view_draws_each_phase_its_credits_and_a_true_summary(
+    project, server, on_a_terminal
+):
+    (project / "plan.py").write_text(PLAN + 'phase("sum")\nresult = agent("the sum of it all")\n')
+    release = threading.Event()
+
+    def responder(body):
+        first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if first.startswith(("question 2", "question 3")):
+            release.wait(120)  # two workers stay running until the test has seen them
+        return json.dumps({"answer": first.split("\n")[0]})
+
+    server.responder = responder
+    terminal = on_a_terminal("--budget", "100")
     try:
-        while os.read(fd, 4096):
-            pass
-    except OSError:
-        pass
+        wait_for(lambda: "phase scan: 2/6 done, 2 running, 0 failed, 0 cached" in drawn(terminal),
+                 "the live view of the scan")  # fmt: skip
+        live = drawn(terminal)
+        assert "plan.py · running · credits 1 of 100 · elapsed " in live and " · ETA " in live
+    finally:
+        release.set()
+    code, out, _ = terminal.finish()
+    assert code == 0 and json.loads(out) == json.dumps({"answer": "the sum of it all"})
+    lines = [line for line in drawn(terminal).splitlines() if line]
+    scan = "phase scan: 6/6 done, 0 running, 0 failed, 0 cached"
+    summary = len(lines) - 1 - lines[::-1].index(scan)  # the last: the live view drew it too
+    assert lines[summary + 1] == "phase sum: 1/1 done, 0 running, 0 failed, 0 cached"
+    assert lines[summary + 2].startswith("plan.py · completed · credits 3.01 of 100 · elapsed ")
+    assert "ETA" not in lines[summary + 2]
+
+
+def drawn(terminal):
+    """What the terminal shows as text: rich's colours and cursor moves taken out."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.text())
+    return "\n".join(line.strip() for line in text.replace("\r", "\n").splitlines())
 
 
 # -- 5: --retry-failed asks the failed workers again, under a fresh sample index --------------

@@ -12,6 +12,7 @@ import stat
 import pytest
 
 from planlang.check import source_sha256
+from planlang.errors import PlanRefused
 from planlang.gate import Gate, Policy, TamperedPlan
 from planlang.gate_seal import KeyFileError, load_key
 from runtime import Settings
@@ -155,3 +156,81 @@ def test_planlang_run_refuses_a_forged_approval_and_sends_nothing(tmp_path, monk
         assert server.requests == sent  # nothing of the forged plan ran
     err = capsys.readouterr().err
     assert "tampered with" in err and "seal" in err and "Traceback" not in err
+
+
+# -- rejections are sealed like every other decision --------------------------------------
+
+UNREJECTIONS = {
+    "rejection-deleted": ["DELETE FROM {r} WHERE plan_id = {id}"],
+    "rejection-moved": ["UPDATE {r} SET plan_id = {id} + 1000 WHERE plan_id = {id}"],
+    "deleted-then-approved": ["DELETE FROM {r} WHERE plan_id = {id}",
+                              "UPDATE {t} SET status = 'approved' WHERE id = {id}"],
+}  # fmt: skip
+
+
+def _rejected_plan(tmp_path, store):
+    gate = Gate(Policy(max_median=1.0), store=store, key_file=tmp_path / "gate.key",
+                settings=SETTINGS, seeds=1)  # fmt: skip
+    decision = gate.submit(NEVER_PRICED)
+    assert decision.status == "held"
+    assert gate.reject(decision.id, by="bob")["status"] == "rejected"
+    return gate, decision.id
+
+
+def _edit(store, statements, plan_id):
+    """What anyone who can write the store can do, on either backend."""
+    if str(store).startswith("postgresql://"):
+        import psycopg
+
+        names = {"t": "planlang_plans", "r": "planlang_rejections"}
+        with psycopg.connect(str(store), autocommit=True) as conn:
+            for statement in statements:
+                conn.execute(statement.format(id=plan_id, **names))
+        return
+    db = sqlite3.connect(store)
+    for statement in statements:
+        db.execute(statement.format(id=plan_id, t="plans", r="rejections"))
+    db.commit()
+    db.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        return tmp_path / "gate.db"
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.mark.parametrize("forgery", UNREJECTIONS.values(), ids=UNREJECTIONS.keys())
+def test_a_forged_unrejection_is_refused(tmp_path, store, forgery):
+    gate, plan_id = _rejected_plan(tmp_path, store)
+    _edit(store, forgery, plan_id)
+    with pytest.raises(TamperedPlan, match="seal"):
+        gate.approve(plan_id, by="mallory")
+    with pytest.raises(TamperedPlan, match="seal"):
+        gate.summary(plan_id)
+    try:
+        assert gate.find_approved(NEVER_PRICED) is None  # it reads as held: never issued
+    except TamperedPlan as refused:  # it reads as approved: its seal says otherwise
+        assert "seal" in str(refused)
+    gate.close()
+
+
+def test_a_rejected_row_flipped_to_approved_beside_its_rejection_is_never_issued(tmp_path, store):
+    gate, plan_id = _rejected_plan(tmp_path, store)
+    _edit(store, ["UPDATE {t} SET status = 'approved' WHERE id = {id}"], plan_id)
+    assert gate.find_approved(NEVER_PRICED) is None
+    with pytest.raises(PlanRefused):
+        gate.approved(plan_id)
+    assert gate.summary(plan_id)["status"] == "rejected"
+    gate.close()
+
+
+def test_a_rejection_reads_back_sealed_and_a_new_submission_is_held_anew(tmp_path, store):
+    gate, plan_id = _rejected_plan(tmp_path, store)
+    summary = gate.summary(plan_id)
+    assert (summary["status"], summary["decided_by"]) == ("rejected", "bob")
+    again = gate.submit(NEVER_PRICED)
+    assert again.status == "held" and again.id != plan_id
+    assert [row["id"] for row in gate.held()] == [again.id]
+    gate.close()

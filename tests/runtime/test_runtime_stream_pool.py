@@ -7,11 +7,12 @@ ever; a combination that cannot make progress ends with an error instead.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
 
-from runtime import LLM, Budget, Ledger, Reply, Run, RunCancelled, Settings
+from runtime import LLM, Budget, FanOutDeadlock, Ledger, Reply, Run, RunCancelled, Settings
 
 SETTINGS = Settings(default_price=0.0, concurrency=4)
 
@@ -49,7 +50,7 @@ def test_a_stream_drained_inside_parallel_thunks_yields_everything() -> None:
     assert finish(new_run().start(plan)) == [[f"{i}.{j}" for j in range(3)] for i in range(16)]
 
 
-def test_streams_that_wait_on_each_other_end_instead_of_hanging() -> None:
+def test_streams_whose_thunks_take_from_each_other_end_the_run_with_fan_out_deadlock() -> None:
     holder: dict[str, Any] = {}
 
     def plan(r: Run) -> list[Any]:
@@ -58,10 +59,87 @@ def test_streams_that_wait_on_each_other_end_instead_of_hanging() -> None:
         return r.parallel([lambda: next(holder["a"]), lambda: next(holder["b"])])
 
     run = new_run().start(plan)
-    finish(run)
-    assert run.status == "completed"
-    failures = [e["error"] for e in run.events if e["kind"] == "thunk_failed"]
-    assert any("generator already executing" in f for f in failures)
+    with pytest.raises(FanOutDeadlock, match="take from each other"):
+        finish(run)
+    assert run.status == "failed"
+    assert not [e for e in run.events if e["kind"] == "thunk_failed"]
+
+
+@pytest.mark.parametrize("consumer", ["plan", "parallel", "loop"])
+def test_a_stream_advanced_from_its_own_thunk_ends_the_run(consumer: str) -> None:
+    holder: dict[str, Any] = {}
+
+    def plan(r: Run) -> Any:
+        holder["s"] = s = iter(r.stream([lambda: r.agent("a"), lambda: next(holder["s"])]))
+        if consumer == "plan":
+            return next(s), next(s)
+        if consumer == "parallel":
+            return r.parallel([lambda: list(s)])
+        return [value for value in s]
+
+    run = new_run().start(plan)
+    with pytest.raises(FanOutDeadlock, match="own thunks take from it"):
+        finish(run)
+
+
+def test_one_stream_taken_from_by_two_parallel_thunks_shares_its_items() -> None:
+    def plan(r: Run) -> list[Any]:
+        s = iter(r.stream([lambda i=i: r.agent(f"q {i}") for i in range(12)]))
+        return r.parallel([lambda: list(s), lambda: list(s), lambda: next(s, None)])
+
+    first, second, third = finish(new_run().start(plan))
+    taken = first + second + ([third] if third is not None else [])
+    assert sorted(taken) == sorted((i, f"q {i}") for i in range(12))
+
+
+def test_a_stream_ended_by_a_run_error_raises_it_again_and_an_exhausted_one_stops() -> None:
+    def plan(r: Run) -> Any:
+        s = iter(r.stream([lambda: r.agent("only")]))
+        return next(s), next(s, "exhausted"), list(s)
+
+    assert finish(new_run().start(plan)) == ((0, "only"), "exhausted", [])
+
+
+def test_a_check_that_takes_from_a_stream_does_not_hold_the_only_agent_slot() -> None:
+    llm = LLM(Ledger(":memory:"), client=echo, budget=Budget(None), settings=SETTINGS)
+    run = Run("one slot", llm=llm, concurrency=1)
+
+    def plan(r: Run) -> Any:
+        s = iter(r.stream([lambda: r.agent("inner")]))
+        return r.agent("outer", check=lambda answer: None if next(s) else "no")
+
+    assert finish(run.start(plan)) == "outer"
+
+
+def test_a_plan_thread_holding_a_stream_runs_its_thunks_when_the_pool_waits_on_it() -> None:
+    """Both pool threads wait for their turn at the stream the plan is advancing, so no pool
+    thread is left to run its queued thunks: the plan's thread runs them itself."""
+    llm = LLM(Ledger(":memory:"), client=echo, budget=Budget(None), settings=SETTINGS)
+    run = Run("two threads", llm=llm, concurrency=2)
+    busy = threading.Semaphore(0)
+
+    def plan(r: Run) -> Any:
+        source = r.stream([lambda i=i: r.agent(f"s {i}") for i in range(4)])
+        taking = iter(source)
+
+        def taker() -> Any:
+            busy.release()
+            while source._owner is None:  # set-up only: wait until the plan holds its turn
+                time.sleep(0.001)
+            return next(taking)
+
+        takers = r.stream([])
+        takers_iter = iter(takers)
+        takers.add(taker)
+        takers.add(taker)
+        busy.acquire()
+        busy.acquire()  # both pool threads are busy: the stream's thunks queue behind them
+        first = next(taking)
+        rest = list(taking)
+        taken = [value for _, value in takers_iter]
+        return [first, *rest, *[value for value in taken if value is not None]]
+
+    assert sorted(finish(run.start(plan))) == [(i, f"s {i}") for i in range(4)]
 
 
 def test_a_cancelled_run_ends_a_consumer_waiting_in_a_worker() -> None:
