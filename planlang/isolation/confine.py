@@ -100,6 +100,7 @@ _LL_ABI_EXTRA = {2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # refer, truncate, ioctl o
 _LL_SCRATCH = sum(1 << n for n in (1, 4, 5, 7, 8)) | (1 << 14)  # write, remove, mkdir, mkreg, trunc
 _LL_READ_FILE, _LL_READ_DIR = 1 << 2, 1 << 3
 _READABLE_DEVICES = ("/dev/null", "/dev/urandom", "/dev/random", "/proc/self")
+_PER_PROCESS = frozenset({"/proc/self"})  # resolved when opened: each process opens its own
 
 
 def _readable() -> list[str]:
@@ -167,7 +168,10 @@ def prepare() -> None:
         except OSError:
             return
         read = _LL_READ_FILE | _LL_READ_DIR
-        _state["rules"] = [_rule(path, read) for path in _state["readable"]]
+        # /proc/self opened here would be the server's own: each fork opens its own
+        _state["rules"] = [
+            _rule(path, read) for path in _state["readable"] if path not in _PER_PROCESS
+        ]
 
 
 def _landlock(scratch: str) -> Layer:
@@ -195,6 +199,8 @@ def _landlock(scratch: str) -> Layer:
         if prepared is not None:
             for _fd, rule in prepared:
                 _add_rule(ruleset, rule)
+            for path in _PER_PROCESS & set(readable):
+                _allow(ruleset, path, read)
         else:
             for path in readable:
                 _allow(ruleset, path, read)
