@@ -5,7 +5,8 @@ from a warm server, with hard resource limits and the operating system's confine
 host words keep running in the host. ``layers()`` says which layers this machine gives a child.
 
     mode     which isolation a run gets (``resolve_mode``), and ``calling_line``
-    codec    plain data as length-prefixed JSON; bounded decoding in the host
+    codec    plain data as JSON trees; bounded decoding in the host
+    frames   frames on a pipe (length, time sent, orjson body), read in chunks
     channel  requests both ways over one pipe pair, many in flight, each on its thread
     wire     errors as plain data
     child    the plan's process: one run in the in-process sandbox
