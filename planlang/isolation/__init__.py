@@ -13,7 +13,9 @@ host words keep running in the host. ``layers()`` says which layers this machine
     zygote   the fork server every child is forked from
     pool     warm children, one run each
     parent   the host side: host words served, callbacks, the wall-clock kill
-    confine  namespaces, landlock, seccomp, the audit hook, resource limits
+    confine  namespaces, landlock, the audit hook, resource limits
+    seccomp  the system-call filter
+    syscalls the few system calls made through libc, and ``Layer``
     doctor   ``planlang doctor``
     testing  tests only: raw Python in a confined child
 """
