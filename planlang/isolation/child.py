@@ -257,6 +257,8 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
     limits = box.limits
     deep = stack_for(limits.steps)
     threading.stack_size(CALLBACK_STACK)
+    if deep in _PRESTARTED:
+        deep = 0  # that thread's stack is in the base already
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
     confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE)
     confine.strict()
@@ -294,6 +296,7 @@ WARM_UP: list[CheckResult] = []
 
 
 _BASE: list[float] = []  # (CPU seconds, address space) used once warm: what the limits add to
+_PRESTARTED: list[int] = []  # the stack size of the deep-stack thread started before ready
 
 
 def _warm() -> None:
@@ -314,6 +317,11 @@ def _warm() -> None:
         box.host["word"] = lambda a, b=0: {"a": a, "b": b}
         result = peer.encode(box.run(again))
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
+    # the deep-stack thread a plan with a loop runs on, for the default limits: started now
+    # (its stack is then part of the base the memory limit adds to)
+    stack = stack_for(Limits().steps)
+    stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
+    _PRESTARTED[:] = [stack]
     _BASE[:] = confine.used()
 
 
