@@ -3,8 +3,11 @@
     python benchmarks/bench_isolation.py [--quick] [--out benchmarks/RESULTS.md]
 
 Side by side in one run, interleaved rounds and medians of per-round ratios (the method of
-``bench_planlang.py``, whose timing helpers this reuses). The host process is pinned to CPU 0
-and every plan process to CPU 1, so placement does not move between rounds. Workloads: the
+``bench_planlang.py``, whose timing helpers this reuses). The host process is pinned to CPU 0,
+and so are the fork server and the children it forks while they confine and warm themselves
+(the host is idle while a plan runs); a child moves to CPU 1 when a run takes it. So placement
+does not move between rounds, and a replacement warming up does not share the CPU of the plan
+it replaces, as the scheduler of an unpinned machine would place them. Workloads: the
 host-call glue (1,000 calls one after another), the same 1,000 calls as plan lambdas handed to
 an embedder's fan-out word that calls them back on 8 threads (pydantic-monty cannot call back
 into the sandbox), the compute glue, a one-line plan on a warm pool, and plans a second
@@ -50,15 +53,15 @@ WORKLOADS = {
 
 
 def _pin_children() -> None:
-    """Every plan process starts on CPU 1 (the host stays on CPU 0)."""
-    original = pool_module.Child.__init__
+    """A plan process runs its plan on CPU 1 (it warms up on CPU 0, beside the host)."""
+    original = pool_module.Child.take
 
-    def placed(self: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
+    def placed(self: Any) -> Any:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(self.pid, {1})
+        return original(self)
 
-    pool_module.Child.__init__ = placed  # type: ignore[method-assign]
+    pool_module.Child.take = placed  # type: ignore[method-assign]
 
 
 def cpython(source: str) -> Callable[[], Any]:
@@ -204,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         "Command: `python benchmarks/bench_isolation.py --out benchmarks/RESULTS.md`  ",
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Python "
         f"{sys.version.split()[0]}, nproc {os.cpu_count()}, load average {load:.1f} at the "
-        f"start; host pinned to CPU 0, plan processes to CPU 1; {rounds} interleaved rounds.",
+        f"start; host, fork server and warming children pinned to CPU 0, a plan's process to CPU 1 "
+        f"while it runs; {rounds} interleaved rounds.",
         "",
         "| workload | executor | median µs | ratio | goal | met? | note |",
         "|---|---|---|---|---|---|---|",

@@ -69,7 +69,9 @@ def _gate(project: Project, seeds: int = 5, latency: float = 2.0, *, words: bool
 
 def _refused(error: PlanRefused, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"ok": False, "problems": [p.as_dict() for p in error.problems]}))
+        problems = [p.as_dict() for p in error.problems]
+        said = {} if problems else {"error": str(error.message)}  # a store's refusal: no lines
+        click.echo(json.dumps({"ok": False, **said, "problems": problems}))
     else:
         for problem in error.problems:
             click.echo(problem.render())

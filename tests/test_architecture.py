@@ -213,3 +213,20 @@ def test_the_embedding_api_is_at_the_top_level():
 
     assert planlang.price is price and callable(planlang.price)
     assert planlang.Gate is Gate
+
+
+def test_every_package_is_installed():
+    """pyproject lists its packages by name: one left out is missing from a wheel (it was so
+    for planlang.isolation, the default isolation: `pip install .` could not run a plan)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(
+        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(init.parent.relative_to(root).parts)
+        for top in ("planlang", "runtime", "kit", "lead", "bench")
+        for init in (root / top).rglob("__init__.py")
+    }
+    assert found <= listed, f"not installed: {sorted(found - listed)}"

@@ -5,14 +5,17 @@ from a warm server, with hard resource limits and the operating system's confine
 host words keep running in the host. ``layers()`` says which layers this machine gives a child.
 
     mode     which isolation a run gets (``resolve_mode``), and ``calling_line``
-    codec    plain data as length-prefixed JSON; bounded decoding in the host
+    codec    plain data as JSON trees; bounded decoding in the host
+    frames   frames on a pipe (length, time sent, orjson body), read in chunks
     channel  requests both ways over one pipe pair, many in flight, each on its thread
     wire     errors as plain data
     child    the plan's process: one run in the in-process sandbox
     zygote   the fork server every child is forked from
     pool     warm children, one run each
     parent   the host side: host words served, callbacks, the wall-clock kill
-    confine  namespaces, landlock, seccomp, the audit hook, resource limits
+    confine  namespaces, landlock, the audit hook, resource limits
+    seccomp  the system-call filter
+    syscalls the few system calls made through libc, and ``Layer``
     doctor   ``planlang doctor``
     testing  tests only: raw Python in a confined child
 """

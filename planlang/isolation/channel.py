@@ -50,6 +50,10 @@ class ChannelTimeout(Exception):
     """A request's ``until`` passed before its answer came."""
 
 
+# Threads of this process waiting on any channel now (several runs at once: none polls).
+_waiting = [0]
+_waiting_lock = threading.Lock()
+_SHAPES = {"q": 5, "a": 4, "n": 4}  # ["q", id, context, op, payload], ["a", id, ok, payload], ...
 _DEAD = ("dead",)
 _TIMEOUT = ("timeout",)
 _LEAD = ("lead",)  # to a waiter: nobody reads the pipe now; read it
@@ -171,6 +175,15 @@ class Endpoint:
         """The next message for request ``rid``: from its inbox, or read from the pipe if
         nobody else reads it, or waited for. A thread that stops reading to do anything else
         first wakes an idle waiter to read instead."""
+        with _waiting_lock:
+            _waiting[0] += 1
+        try:
+            return self._next_message(rid, inbox, until)
+        finally:
+            with _waiting_lock:
+                _waiting[0] -= 1
+
+    def _next_message(self, rid: int, inbox: queue.SimpleQueue[Any], until: float | None) -> Any:
         mutex = self._mutex
         while True:
             with mutex:
@@ -225,12 +238,15 @@ class Endpoint:
 
     def _read_one(self, until: float | None = None) -> Any:
         try:
-            # poll only while this thread is the only one at work here (the lone requester)
-            alone = len(self._waiters) <= 1 and not self._serving
+            # poll only while this thread is the only one of its process waiting on a channel,
+            # and this channel's other side asks nothing of it
+            alone = _waiting[0] <= 1 and not self._serving
             frame = self._reader.read(until, alone)
             if frame is None:
                 self.close("the other side closed the pipe")
             return frame
+        except TimeoutError:  # an OSError too: the time ran out, the pipe did not fail
+            raise
         except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
             self.close(f"a frame could not be read: {error}")
             return None
@@ -245,7 +261,7 @@ class Endpoint:
 
     def _route(self, message: Any, rid: int) -> bool:
         """Hand a frame to the thread it is for; True if that is the reader itself (``rid``)."""
-        if type(message) is not list or not message:
+        if type(message) is not list or not message or _SHAPES.get(message[0]) != len(message):
             raise CodecError("A frame was not a message.")
         kind = message[0]
         if kind == "a":
@@ -281,12 +297,14 @@ class Endpoint:
         local = self._local
         previous = getattr(local, "serving", None)
         local.serving = rid
-        self._serving += 1
+        with self._mutex:
+            self._serving += 1
         try:
             ok, answer = self._serve(op, payload)
         finally:
             local.serving = previous
-            self._serving -= 1
+            with self._mutex:
+                self._serving -= 1
         try:
             self.send(["a", rid, ok, answer])
         except ChannelClosed:

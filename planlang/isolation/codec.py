@@ -95,12 +95,12 @@ def _scalars(items: list[Any]) -> bool:
 
 
 def json_object(value: Any) -> Any:
-    """The encoding of a flat JSON object (str keys; scalars and lists of scalars as values,
-    no list twice), the usual answer of a host word, made without an ``Encoder``; or None."""
+    """The encoding of a flat JSON object (str keys; scalars and lists of scalars as values),
+    the usual answer of a host word, made without an ``Encoder``; or None. A list under two
+    keys arrives as two lists, as the in-process sandbox copies such an answer."""
     if type(value) is not dict:
         return None
     pairs: list[Any] = []
-    lists: list[int] = []
     for key, item in value.items():
         if type(key) is not str:
             return None
@@ -109,9 +109,6 @@ def json_object(value: Any) -> Any:
             for element in item:
                 if not flat(element):
                     return None
-            if id(item) in lists:
-                return None  # shared: the Encoder keeps it shared
-            lists.append(id(item))
         elif not (kind is str or kind is bool or item is None or flat(item)):
             return None
         pairs.append(key)
@@ -231,9 +228,11 @@ class Decoder:
                 raise CodecError("A tuple or set that holds itself cannot cross.")
             return found
         if tag == "i":
+            if type(payload) is not str:
+                raise CodecError("A frame held a malformed number.")
             return int(payload, 16)
         if tag == "x":
-            if payload not in _NOT_FINITE:
+            if type(payload) is not str or payload not in _NOT_FINITE:
                 raise CodecError("A frame held a number the protocol does not allow.")
             return float(payload)
         if tag == "d":

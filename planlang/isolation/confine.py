@@ -28,41 +28,12 @@ import resource
 import signal
 import struct
 import sys
-from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Layer", "enter", "limit_resources", "strict"]
+from planlang.isolation import seccomp
+from planlang.isolation.syscalls import _X86_64, Layer, _prctl, _syscall
 
-
-@dataclass(frozen=True)
-class Layer:
-    name: str
-    active: bool
-    detail: str
-
-    def as_list(self) -> list[Any]:
-        return [self.name, self.active, self.detail]
-
-
-_X86_64 = platform.machine() == "x86_64"
-_libc: Any = None
-
-
-def _syscall(number: int, *args: Any) -> int:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.syscall.restype = ctypes.c_long
-    result = int(_libc.syscall(ctypes.c_long(number), *args))
-    if result < 0:
-        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-    return result
-
-
-def _prctl(option: int, arg: Any) -> None:
-    global _libc
-    _syscall(157, ctypes.c_int(option), arg, ctypes.c_ulong(0), ctypes.c_ulong(0),
-             ctypes.c_ulong(0))  # fmt: skip
+__all__ = ["Layer", "enter", "limit_resources", "prepare", "strict", "used"]
 
 
 # -- namespaces ------------------------------------------------------------------------------
@@ -100,6 +71,7 @@ _LL_ABI_EXTRA = {2: 1 << 13, 3: 1 << 14, 5: 1 << 15}  # refer, truncate, ioctl o
 _LL_SCRATCH = sum(1 << n for n in (1, 4, 5, 7, 8)) | (1 << 14)  # write, remove, mkdir, mkreg, trunc
 _LL_READ_FILE, _LL_READ_DIR = 1 << 2, 1 << 3
 _READABLE_DEVICES = ("/dev/null", "/dev/urandom", "/dev/random", "/proc/self")
+_PER_PROCESS = frozenset({"/proc/self"})  # resolved when opened: each process opens its own
 
 
 def _readable() -> list[str]:
@@ -133,17 +105,44 @@ def _outermost(paths: set[str]) -> list[str]:
     return kept
 
 
+def _rule(path: str, rights: int) -> tuple[int, Any]:
+    """(an O_PATH descriptor of ``path``, the packed rule that grants ``rights`` beneath it)."""
+    directory = os.path.isdir(path)
+    fd = os.open(path, os.O_PATH | (os.O_DIRECTORY if directory else 0))
+    if not directory:
+        rights &= ~(_LL_READ_DIR | _LL_SCRATCH)  # a file takes file rights only
+    rule = struct.pack("<Qi", rights, fd)  # landlock_path_beneath_attr, packed
+    return fd, ctypes.create_string_buffer(rule, len(rule))
+
+
 def _allow(ruleset: int, path: str, rights: int) -> None:
-    flags = os.O_PATH | (os.O_DIRECTORY if os.path.isdir(path) else 0)
-    fd = os.open(path, flags)
+    fd, buffer = _rule(path, rights)
     try:
-        if not os.path.isdir(path):
-            rights &= ~(_LL_READ_DIR | _LL_SCRATCH)  # a file takes file rights only
-        rule = struct.pack("<Qi", rights, fd)  # landlock_path_beneath_attr, packed
-        buffer = ctypes.create_string_buffer(rule, len(rule))
-        _syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), buffer, ctypes.c_uint32(0))
+        _add_rule(ruleset, buffer)
     finally:
         os.close(fd)
+
+
+def _add_rule(ruleset: int, buffer: Any) -> None:
+    _syscall(445, ctypes.c_int(ruleset), ctypes.c_int(1), buffer, ctypes.c_uint32(0))
+
+
+def prepare() -> None:
+    """In the fork server, once: what every child's confinement needs that is the same for
+    all (the readable paths opened, their rules packed, the system-call filter built), so a
+    fork only makes the system calls (2 ms of Python in each fork before)."""
+    _state["readable"] = _readable()
+    _state["seccomp"] = seccomp.program()
+    if _X86_64:
+        try:
+            _syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+        except OSError:
+            return
+        read = _LL_READ_FILE | _LL_READ_DIR
+        # /proc/self opened here would be the server's own: each fork opens its own
+        _state["rules"] = [
+            _rule(path, read) for path in _state["readable"] if path not in _PER_PROCESS
+        ]
 
 
 def _landlock(scratch: str) -> Layer:
@@ -162,18 +161,28 @@ def _landlock(scratch: str) -> Layer:
     attr = struct.pack("<QQQ", handled, net, scoped)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     buffer = ctypes.create_string_buffer(attr[:size], size)
+    prepared = _state.pop("rules", None)  # the fork server's, for this fork to use once
     try:
         ruleset = _syscall(444, buffer, ctypes.c_size_t(size), ctypes.c_uint32(0))
         read = _LL_READ_FILE | _LL_READ_DIR
         _allow(ruleset, scratch, (_LL_SCRATCH | read) & handled)
         readable = _state.get("readable") or _readable()
-        for path in readable:
-            _allow(ruleset, path, read)
+        if prepared is not None:
+            for _fd, rule in prepared:
+                _add_rule(ruleset, rule)
+            for path in _PER_PROCESS & set(readable):
+                _allow(ruleset, path, read)
+        else:
+            for path in readable:
+                _allow(ruleset, path, read)
         _prctl(38, ctypes.c_ulong(1))  # PR_SET_NO_NEW_PRIVS
         _syscall(446, ctypes.c_int(ruleset), ctypes.c_uint32(0))  # restrict self
         os.close(ruleset)
     except OSError as error:
         return Layer("landlock", False, f"could not be applied: {error.strerror}")
+    finally:
+        for fd, _rule_buffer in prepared or ():
+            os.close(fd)  # the paths stay readable; their descriptors need not stay open
     network = ", no TCP bind or connect" if net else ""
     network += ", no signals or abstract sockets out" if scoped else ""
     detail = (
@@ -181,65 +190,6 @@ def _landlock(scratch: str) -> Layer:
         f"({len(readable)} paths), no exec{network}"
     )
     return Layer("landlock", True, detail)
-
-
-# -- seccomp -----------------------------------------------------------------------------------
-
-_DENY = {
-    41: "socket", 53: "socketpair", 57: "fork", 58: "vfork", 59: "execve", 322: "execveat",
-    62: "kill", 200: "tkill", 234: "tgkill", 101: "ptrace", 310: "process_vm_readv",
-    311: "process_vm_writev", 425: "io_uring_setup", 424: "pidfd_send_signal",
-    129: "rt_sigqueueinfo", 297: "rt_tgsigqueueinfo", 165: "mount", 308: "setns",
-    272: "unshare", 444: "landlock_create_ruleset",
-}  # fmt: skip
-_CLONE, _CLONE3, _CLONE_THREAD = 56, 435, 0x00010000
-_RET_ALLOW, _RET_ERRNO, _RET_KILL = 0x7FFF0000, 0x00050000, 0x80000000
-_EPERM, _ENOSYS = 1, 38
-
-
-def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("<HBBI", code, jt, jf, k)
-
-
-def _seccomp() -> Layer:
-    if not _X86_64 or not sys.platform.startswith("linux"):
-        return Layer("seccomp", False, f"no filter for {platform.machine()}")
-    ld_abs, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
-    denied = sorted(_DENY)
-    base = 4 + len(denied)  # the clone test; then allow, deny (EPERM) and ENOSYS at the end
-    allow, deny, nosys = base + 4, base + 5, base + 6
-
-    def jump(at: int, target: int) -> int:  # BPF jumps count from the next instruction
-        return target - (at + 1)
-
-    program = [
-        _bpf(ld_abs, 0, 0, 4),  # seccomp_data.arch
-        _bpf(jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64, else kill
-        _bpf(ret, 0, 0, _RET_KILL),
-        _bpf(ld_abs, 0, 0, 0),  # seccomp_data.nr
-    ]
-    program += [_bpf(jeq, jump(4 + i, deny), 0, nr) for i, nr in enumerate(denied)]
-    program += [
-        _bpf(jeq, 0, jump(base, base + 3), _CLONE),
-        _bpf(ld_abs, 0, 0, 16),  # clone's flags (args[0], low word): a thread, not a process
-        _bpf(jset, jump(base + 2, allow), jump(base + 2, deny), _CLONE_THREAD),
-        _bpf(jeq, jump(base + 3, nosys), 0, _CLONE3),  # flags out of reach: glibc falls back
-        _bpf(ret, 0, 0, _RET_ALLOW),
-        _bpf(ret, 0, 0, _RET_ERRNO | _EPERM),
-        _bpf(ret, 0, 0, _RET_ERRNO | _ENOSYS),
-    ]
-    body = b"".join(program)
-    filters = ctypes.create_string_buffer(body, len(body))
-    fprog = struct.pack("<HxxxxxxQ", len(program), ctypes.addressof(filters))
-    fprog_buffer = ctypes.create_string_buffer(fprog, len(fprog))
-    try:
-        _prctl(38, ctypes.c_ulong(1))  # PR_SET_NO_NEW_PRIVS
-        _syscall(157, ctypes.c_int(22), ctypes.c_ulong(2), fprog_buffer, ctypes.c_ulong(0),
-                 ctypes.c_ulong(0))  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER  # fmt: skip
-    except OSError as error:
-        return Layer("seccomp", False, f"the filter could not be loaded: {error.strerror}")
-    return Layer("seccomp", True, "no socket, fork, exec, process clone, signals to other "
-                                  "processes, ptrace or io_uring")  # fmt: skip
 
 
 # -- the audit hook ----------------------------------------------------------------------------
@@ -306,7 +256,7 @@ def enter(
     steps: dict[str, Any] = {
         "network namespace": (lambda: namespaces) if namespaces is not None else _namespaces,
         "landlock": lambda: _landlock(scratch),
-        "seccomp": _seccomp,
+        "seccomp": lambda: seccomp.load(_state.get("seccomp")),
         "audit hook": lambda: _audit_hook(scratch),
         "resource limits": _resource_limits,
     }

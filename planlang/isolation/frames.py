@@ -77,6 +77,7 @@ def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
 SPIN = 200e-6  # seconds a reader polls before it sleeps, when answers come that soon
 _SPINS = (os.cpu_count() or 1) > 1  # on one CPU the writer cannot run while the reader polls
 _CHUNK = 1 << 16
+_LONGEST_POLL = 2**31 - 1  # milliseconds: poll() takes an int; longer waits loop
 
 
 class FrameReader:
@@ -172,7 +173,8 @@ class FrameReader:
                 self._poll.poll()
             else:
                 left = until - time.monotonic()
-                if left <= 0 or not self._poll.poll(max(1, math.ceil(left * 1000))):
+                wait = min(max(1, math.ceil(left * 1000)), _LONGEST_POLL)
+                if left <= 0 or not self._poll.poll(wait):
                     if time.monotonic() >= until:
                         raise TimeoutError("the time ran out")
             try:

@@ -26,7 +26,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult
-from planlang.errors import PlanLimitError, PlanRuntimeError
+from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
     CodecError,
@@ -203,6 +203,8 @@ class _Session:
         calling.line = line if type(line) is int else None
         try:
             positional, keywords = decode_arguments(args, kwargs, self.decode)
+            if any(type(key) is not str or key.startswith("_") for key in keywords):
+                raise TypeError("A host word cannot take an argument whose name starts with '_'.")
             result = fn(*positional, **keywords)
         finally:
             calling.line = previous
@@ -265,7 +267,7 @@ class _Session:
         limits = self.box.limits
         code = checked.code
         assert code is not None  # a checked plan that passed
-        marshalled, names, deep = _code_payload(code)
+        marshalled, names, deep = _code_payload(code, code.co_filename)
         payload = {
             "code": marshalled,
             "filename": checked.filename,
@@ -305,7 +307,11 @@ class _Session:
             self._end(PlanLimitError("seconds", message))
             raise self.ended from None  # type: ignore[misc]
         except ChannelClosed:
-            self._end(self.child.death())
+            why = self.endpoint.closed or ""
+            if why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
+                self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))
+            else:
+                self._end(self.child.death())
             raise self.ended from None  # type: ignore[misc]
         except KeyboardInterrupt:
             self._end(PlanLimitError("interrupted", "The plan was interrupted."))
@@ -315,14 +321,16 @@ class _Session:
                 self._end(PlanLimitError("finished", "The plan has already finished."))
         if self.passthrough_error is not None:
             raise self.passthrough_error
-        if not ok:
-            raise plan_error_from(data)
-        result, steps = data
-        self.meter.steps = int(steps)
         try:
-            return self.decode(result)
-        except CodecError as error:
-            raise PlanRuntimeError(f"TypeError: {error}", error_type="TypeError") from None
+            if not ok:
+                error: PlanError = plan_error_from(data)
+            else:
+                result, steps = data
+                self.meter.steps = int(steps)
+                return self.decode(result)
+        except (CodecError, TypeError, ValueError) as bad:  # what no child of ours would send
+            raise PlanRuntimeError(f"TypeError: {bad}", error_type="TypeError") from None
+        raise error
 
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
@@ -335,8 +343,9 @@ class _Session:
 
 
 @functools.lru_cache(maxsize=128)
-def _code_payload(code: types.CodeType) -> tuple[str, list[str], bool]:
-    """What a run sends of its code (the same for every run of one plan: made once)."""
+def _code_payload(code: types.CodeType, filename: str) -> tuple[str, list[str], bool]:
+    """What a run sends of its code (the same for every run of one plan: made once). Keyed by
+    the filename too: code objects compare equal whatever file they name."""
     marshalled = base64.b64encode(marshal.dumps(code)).decode("ascii")
     return marshalled, sorted(used_names(code)), needs_deep_stack(code)
 

@@ -44,7 +44,7 @@ def serve(config: dict[str, Any]) -> None:
     os.dup2(null, 0)
     os.dup2(null, 1)
     without = child.config_without(config)
-    confine._state["readable"] = confine._readable()  # once here, not in every fork
+    confine.prepare()  # once here, not in every fork
     namespaces = (
         [confine.Layer("network namespace", False, "left out (tests only)")]
         if "network namespace" in without

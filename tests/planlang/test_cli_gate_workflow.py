@@ -88,6 +88,9 @@ def test_a_rejection_taken_out_of_the_store_is_refused_in_one_line(project, caps
     for command in (["held"], ["approve", str(plan_id)]):
         code, _, err = cli(capsys, *command)
         assert code == 1 and "does not match its seal" in err and len(err.splitlines()) == 1
+    code, out, _ = cli(capsys, "held", "--json")  # the same refusal, said in JSON
+    refusal = json.loads(out)
+    assert code == 1 and refusal["ok"] is False and "does not match its seal" in refusal["error"]
 
 
 def test_every_run_command_speaks_json(project, capsys, monkeypatch):

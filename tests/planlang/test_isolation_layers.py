@@ -175,3 +175,15 @@ def test_no_file_of_the_host_is_read(pools, tmp_path: Path) -> None:  # type: ig
     assert probe(pools, ("landlock",), HOOK_OFF + listing).startswith("blocked")
     code = attempt("import json\nresult = json.dumps([1])")  # its own code: still readable
     assert probe(pools, ("landlock",), HOOK_OFF + code) == "done"
+
+
+def test_the_memory_meter_reads_its_own_process_under_every_layer(pools) -> None:  # type: ignore[no-untyped-def]
+    """The meter's precise reading (its own /proc/self/statm) works in a confined child: a
+    fork server that granted its own /proc entry instead left every child on the coarse
+    fallback (the peak, from getrusage), and opening the file at each checkpoint."""
+    source = (
+        "import os\nfrom planlang.sandbox import limits\n"
+        "limits._statm = None\nlimits._resident_bytes()\n"
+        "result = limits._statm is not None and limits._statm[0] == os.getpid()\n"
+    )
+    assert probe(pools, KERNEL, source) == "True"

@@ -1,0 +1,125 @@
+"""The host against a plan's process that is already compromised (it sends what it likes),
+and the cases where both isolation modes must agree (found by a review of the channel).
+
+A test-only probe (``Sandbox._probe``, taken only by a pool started with ``probes=True``)
+runs raw Python in the child in place of the plan: it writes crafted frames on the child's
+own pipe. Whatever it sends, ``Sandbox.run`` ends with a ``PlanError``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from planlang.check import check
+from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
+from planlang.isolation.pool import Pool
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
+
+HANG_GUARD = 15.0
+MODES = ("inprocess", "process")
+CRAFTED = """
+import gc, time
+from planlang.isolation.channel import Endpoint
+from planlang.isolation.frames import write_all
+ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
+R = ep.default_context
+write_all(ep._writer, FRAME)
+time.sleep(30)
+result = None
+"""
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    made = Pool(1, probes=True)
+    yield made
+    made.close()
+
+
+def probed(pool: Pool, probe: str, seconds: float = 3, **host: object) -> Sandbox:
+    box = Sandbox(host=dict(host), limits=Limits(seconds=seconds), isolation="process")
+    box._pool = pool  # type: ignore[attr-defined]
+    box._probe = {"probe": probe}  # type: ignore[attr-defined]
+    return box
+
+
+def test_a_child_that_stops_answering_ends_at_the_time_limit(pool: Pool) -> None:
+    """No host call, no CPU: the host's own clock ends it, as a time limit (a TimeoutError
+    taken for a broken pipe made it a crash, 5 s late)."""
+    box = probed(pool, "import time\ntime.sleep(60)\nresult = 1\n", seconds=2)
+    started = time.monotonic()
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("result = None\n")
+    assert ended.value.kind == "seconds"
+    assert time.monotonic() - started < HANG_GUARD
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "['a', R, True]",  # short answer
+        "['a', R, True, 5]",  # the run's answer not [result, steps]
+        "['a', R, True, [1, 'x']]",  # steps not a number
+        "['a', R, False, 5]",  # a failure that describes nothing
+        "['a', R, True, [{'x': []}, 0]]",  # a tag's payload of the wrong type
+        "['a', R, True, [{'i': [1]}, 0]]",
+        "['q', 7, R]",  # short request
+        "['n', R]",  # short notice
+        "['z', 1, 2, 3]",  # no such kind
+    ],
+)
+def test_whatever_frame_a_child_sends_the_run_ends_with_a_plan_error(
+    pool: Pool, frame: str
+) -> None:
+    box = probed(pool, CRAFTED.replace("FRAME", frame), w=lambda *a: 1)
+    started = time.monotonic()
+    with pytest.raises(PlanError):
+        box.run("result = w\n")
+    assert time.monotonic() - started < HANG_GUARD
+
+
+def test_a_child_cannot_pass_an_underscore_keyword_to_a_host_word(pool: Pool) -> None:
+    """The plan's own wrapper refuses ``_``-named arguments in the child; the host refuses them
+    too, for a child that skips it."""
+    seen: list[dict[str, object]] = []
+    probe = CRAFTED.replace(
+        "write_all(ep._writer, FRAME)\ntime.sleep(30)\nresult = None",
+        "from planlang.isolation.child import _ChildSandbox\n"
+        "box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]\n"
+        "wid = box.host['w'].fn.wid\n"
+        "write_all(ep._writer, ['q', 9, R, 'call', [wid, [], {'d': ['_secret', 1]}, None]])\n"
+        "reply = ep._reader.read()\nresult = [reply[2], reply[3][1]]",
+    )
+    box = probed(pool, probe, w=lambda **kw: seen.append(kw))
+    assert box.run("result = w\n") == [False, "TypeError"]
+    assert seen == []
+
+
+def test_the_same_text_under_two_filenames_keeps_each_its_own(tmp_path: object) -> None:
+    """Code objects compare equal whatever file they name: the code sent is each plan's own,
+    so its errors name its file and line in both modes."""
+    source = "x = 1\ny = [][3]\nresult = x\n"
+    for mode in MODES:
+        for name in ("first.py", "second.py"):
+            with pytest.raises(PlanRuntimeError) as failed:
+                Sandbox(limits=Limits(seconds=5), isolation=mode).run(check(source, name))
+            assert failed.value.line == 2 and str(failed.value).startswith(f"{name}:2:")
+
+
+def test_a_long_time_limit_runs() -> None:
+    """A wait longer than poll() takes (about 24.8 days) is waited in parts."""
+    for mode in MODES:
+        assert Sandbox(limits=Limits(seconds=1e7), isolation=mode).run("result = 2\n") == 2
+
+
+def test_a_list_under_two_keys_of_a_host_answer_is_two_lists_in_both_modes() -> None:
+    shared = [1, 2]
+    host = {"answer": lambda: {"a": shared, "b": shared}}
+    source = "r = answer()\nr['a'].append(3)\nresult = [r, r['a'] is r['b']]\n"
+    results = [Sandbox(host=host, isolation=mode).run(source) for mode in MODES]
+    assert results[0] == results[1] == [{"a": [1, 2, 3], "b": [1, 2]}, False]
+    assert shared == [1, 2]
