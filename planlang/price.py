@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult, check
 from planlang.errors import PlanRefused
+from planlang.isolation.mode import resolve_mode
 from planlang.sandbox.limits import Limits
 
 if TYPE_CHECKING:
@@ -134,19 +135,13 @@ def price(
     seed_list = tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
     if not seed_list:
         raise ValueError("price() needs at least one seed.")
-    rehearsals = [
-        rehearse(
-            checked,
-            seed=s,
-            settings=settings,
-            host=host,
-            inputs=inputs,
-            limits=limits,
-            latency=latency,
-            isolation=isolation,
-        )  # fmt: skip
-        for s in seed_list
-    ]
+    mode = resolve_mode(isolation or settings.isolation)
+
+    def one(seed: int) -> Rehearsal:
+        return rehearse(checked, seed=seed, settings=settings, host=host, inputs=inputs,
+                        limits=limits, latency=latency, isolation=mode)  # fmt: skip
+
+    rehearsals = _rehearse_all(one, seed_list, parallel=mode == "process")
     turns = 1 + settings.max_repair_turns + settings.max_check_retries
     hints = {name: spec for r in rehearsals for name, spec in r.tools.items()}
     dearest_tool = max((spec["price"] for spec in hints.values()), default=0.0)
@@ -176,6 +171,27 @@ def price(
         },
         tool_hints=hints,
     )
+
+
+# Rehearsals at once under process isolation: each plan runs in a child of the default pool,
+# which keeps two ready (this machine's cores); more at once would wait for forks.
+PARALLEL_REHEARSALS = 2
+
+
+def _rehearse_all(
+    one: Callable[[int], Rehearsal], seeds: Sequence[int], *, parallel: bool
+) -> list[Rehearsal]:
+    """One rehearsal per seed, in the order of the seeds. Under process isolation a few run
+    at once: each has its own seed, stand-in, run and child process, and the host's side of
+    one waits on its child's pipe while the other's works. In one process they would only
+    contend for the interpreter, so there they run one after another."""
+    if not parallel or len(seeds) < 2:
+        return [one(seed) for seed in seeds]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(PARALLEL_REHEARSALS, len(seeds)),
+                            thread_name_prefix="planlang-rehearsal") as pool:  # fmt: skip
+        return list(pool.map(one, seeds))  # in seed order; the first error raises, as before
 
 
 def _measures(tallies: Sequence[Mapping[str, Any]]) -> dict[str, Spread]:

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from runtime import Reply
+from runtime.canonical import same_as_dumps
 
 __all__ = ["StandIn", "UnsatisfiableSchema", "value_for"]
 
@@ -39,6 +40,9 @@ _FORMATS = {
     "ipv4": "127.0.0.1",
 }
 _TRIES = 8
+# What the seed is made of and a schema's cache key: json.dumps's text, made faster.
+_asked_text = same_as_dumps(sort_keys=True, default=str)
+_schema_text = same_as_dumps(sort_keys=True)
 
 
 class UnsatisfiableSchema(ValueError):
@@ -65,7 +69,7 @@ class StandIn:
     def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
         if self.on_call is not None:
             self.on_call()
-        asked = json.dumps([model, messages, params], sort_keys=True, default=str)
+        asked = _asked_text([model, messages, params])
         digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
         schema = schema_of(messages, params)
@@ -107,7 +111,7 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
 
 def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
     """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
-    key = json.dumps(schema, sort_keys=True)
+    key = _schema_text(schema)
     validator = _validator(key)
     maker = _Maker(schema, rng, max_extra_items)
     if _exact(key):  # the maker honours every keyword used: no need to validate its output

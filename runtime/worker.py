@@ -21,20 +21,29 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from .canonical import same_as_dumps
 from .errors import ClientError, RunError, WorkerFailed
+from .quick_schema import Quick, compile_quick
 from .records import WorkerRecord
 from .reply import Reply, parse_json_text
 
 Chat = Callable[[list[dict[str, Any]]], Reply]
 Check = Callable[[Any], "str | None"]
 
-_validators: dict[str, Draft202012Validator] = {}
+# schema text -> its validator, and its quick yes (runtime.quick_schema) when it has one
+_validators: dict[str, tuple[Draft202012Validator, Quick | None]] = {}
 _validators_lock = threading.Lock()
+_schema_text = same_as_dumps(sort_keys=True)  # json.dumps(schema, sort_keys=True)
 
 
 def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
     """A cached Draft 2020-12 validator; raises ``ValueError`` for a schema that is not valid."""
-    text = json.dumps(schema, sort_keys=True)
+    return checker_for(schema)[0]
+
+
+def checker_for(schema: dict[str, Any]) -> tuple[Draft202012Validator, Quick | None]:
+    """``validator_for``'s validator, with the schema's quick yes (None when it has none)."""
+    text = _schema_text(schema)
     with _validators_lock:
         found = _validators.get(text)
     if found is not None:
@@ -43,12 +52,12 @@ def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"The worker's JSON schema is not valid: {exc.message}") from None
-    validator = Draft202012Validator(schema)
+    made = (Draft202012Validator(schema), compile_quick(schema))
     with _validators_lock:
         if len(_validators) > 512:
             _validators.clear()
-        _validators[text] = validator
-    return validator
+        _validators[text] = made
+    return made
 
 
 def schema_problems(validator: Draft202012Validator, value: Any, limit: int = 10) -> list[str]:
@@ -111,7 +120,7 @@ def converse(
     ``on_retry(why, problem)`` is told before each repair (``why="repair"``) or check-retry
     (``why="check"``) turn, so a run can mark those turns.
     """
-    validator = validator_for(schema) if schema is not None else None
+    validator, quick = checker_for(schema) if schema is not None else (None, None)
     messages = record.messages
     repairs_left, checks_left = max_repairs, max_checks
     while True:
@@ -125,7 +134,8 @@ def converse(
         if validator is not None:
             try:
                 value = parse_json_text(reply.text)
-                problems = schema_problems(validator, value)
+                fits = quick is not None and quick(value)  # else jsonschema says what is wrong
+                problems = [] if fits else schema_problems(validator, value)
             except ValueError as exc:
                 problems = [str(exc)]
             if problems:
