@@ -57,8 +57,9 @@ def _pin_children() -> None:
     original = pool_module.Child.take
 
     def placed(self: Any) -> Any:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(self.pid, {1})
+        for task in os.listdir(f"/proc/{self.pid}/task"):  # every thread: it has some already
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(task), {1})
         return original(self)
 
     pool_module.Child.take = placed  # type: ignore[method-assign]

@@ -77,6 +77,7 @@ def read_frame(stream: IO[bytes], limit: int = MAX_FRAME) -> Any:
 SPIN = 200e-6  # seconds a reader polls before it sleeps, when answers come that soon
 _SPINS = (os.cpu_count() or 1) > 1  # on one CPU the writer cannot run while the reader polls
 _CHUNK = 1 << 16
+_RETRY = 16
 _LONGEST_POLL = 2**31 - 1  # milliseconds: poll() takes an int; longer waits loop
 
 
@@ -87,14 +88,13 @@ class FrameReader:
     A reader that finds nothing polls for up to ``SPIN`` before it sleeps, because waking a
     sleeping process costs far more here than a poll: a pipe round trip is 17 µs asleep and
     5 µs polling on a quiet machine, and a CPU that went idle can take 150 µs to wake. The
-    poll adapts to how soon the other side answers, which each frame says (the time it was
-    sent, on the clock every process shares): a frame sent within ``SPIN`` of the read's
-    start keeps the poll at ``SPIN``; one sent later (the other side was busy for long, as a
-    model call is, or shares this CPU and could not run while we polled) halves it, down to
-    none.
+    poll adapts (``_learn``): it is kept while it finds frames, and halved, down to none, while
+    it misses them, whether the other side is busy for long (a model call) or shares this CPU
+    (then polling only keeps it from running). With polling off, frames that keep coming soon
+    (each says when it was sent, on the clock every process shares) turn it on again, small.
     """
 
-    __slots__ = ("fd", "limit", "closed", "_buffer", "_spin", "_poll")
+    __slots__ = ("fd", "limit", "closed", "_buffer", "_spin", "_poll", "_soon", "_came")
 
     def __init__(self, fd: int, limit: int = MAX_FRAME):
         os.set_blocking(fd, False)
@@ -103,6 +103,8 @@ class FrameReader:
         self.closed = False
         self._buffer = bytearray()
         self._spin = SPIN if _SPINS else 0.0
+        self._soon = 0
+        self._came = "waiting"  # how the last chunk came: "waiting", "polled" or "slept"
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
 
@@ -119,6 +121,7 @@ class FrameReader:
         interpreter's lock from them)."""
         if self.closed:
             return None
+        self._came = "waiting"
         started = time.monotonic()
         buffer = self._buffer
         while True:
@@ -145,16 +148,26 @@ class FrameReader:
             buffer += chunk
 
     def _learn(self, gap: float) -> None:
-        """Poll next time if this frame came soon after the read began, less if it did not."""
-        if not _SPINS:
-            return
-        if gap < SPIN:
+        """How long to poll next time, from how this frame came: found while polling, keep
+        polling in full; polled for and missed, poll half as long (whether the other side was
+        busy for long, or shares this CPU and could only run once we stopped: then it answers
+        just after we sleep, and polling again would only keep it waiting); with polling off,
+        a run of ``_RETRY`` frames each sent within ``SPIN`` of the read's start tries it again,
+        small."""
+        came = self._came
+        if came == "polled":
             self._spin = SPIN
-        elif self._spin:
-            self._spin = self._spin / 2 if self._spin > 4e-6 else 0.0
+        elif came == "slept":
+            if self._spin:
+                self._spin = self._spin / 2 if self._spin > 4e-6 else 0.0
+            elif _SPINS:
+                self._soon = self._soon + 1 if gap < SPIN else 0
+                if self._soon >= _RETRY:
+                    self._spin, self._soon = SPIN / 8, 0
 
     def _chunk(self, until: float | None, may_spin: bool) -> bytes:
         fd = self.fd
+        self._came = "waiting"  # it was there already: says nothing about polling
         try:
             return os.read(fd, _CHUNK)
         except BlockingIOError:
@@ -165,9 +178,12 @@ class FrameReader:
             spun = clock() + spin
             while clock() < spun:
                 try:
-                    return os.read(fd, _CHUNK)
+                    chunk = os.read(fd, _CHUNK)
                 except BlockingIOError:
                     continue
+                self._came = "polled"
+                return chunk
+        self._came = "slept" if may_spin else "waiting"
         while True:
             if until is None:
                 self._poll.poll()
