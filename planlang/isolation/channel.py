@@ -35,7 +35,7 @@ from typing import Any
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
 
-__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint"]
+__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING"]
 
 # (op, payload) -> (ok, payload); the payload of a failure describes the error.
 Serve = Callable[[str, Any], tuple[bool, Any]]
@@ -49,6 +49,8 @@ class ChannelClosed(Exception):
 class ChannelTimeout(Exception):
     """A request's ``until`` passed before its answer came."""
 
+
+MAX_PENDING = 4096  # requests no thread waits for, queued at once (a fan-out has its width)
 
 # Threads of this process waiting on any channel now (several runs at once: none polls).
 _waiting = [0]
@@ -93,7 +95,8 @@ class Endpoint:
         self._workers = workers
         self._on_close = on_close
         self.closed: str | None = None
-        self._serving = 0  # requests of the other side being served (a count, not exact)
+        self._serving = 0  # requests of the other side being served now
+        self._pending = 0  # requests of the other side waiting for, or in, the spare pool
 
     # -- sending -------------------------------------------------------------------------
 
@@ -279,9 +282,20 @@ class Endpoint:
         inbox = self._waiters.get(context) if context is not None else None
         if inbox is not None:
             inbox.put(message)
-        else:
-            self._spare().submit(self._handle, message)
+            return False
+        with self._mutex:
+            if self._pending >= MAX_PENDING:  # only a broken or hostile side sends so many
+                raise CodecError(f"more than {MAX_PENDING:,} requests waited to be served")
+            self._pending += 1
+        self._spare().submit(self._handle_spare, message)
         return False
+
+    def _handle_spare(self, message: Any) -> None:
+        try:
+            self._handle(message)
+        finally:
+            with self._mutex:
+                self._pending -= 1
 
     def _spare(self) -> ThreadPoolExecutor:
         with self._pool_lock:

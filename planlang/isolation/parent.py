@@ -106,6 +106,7 @@ class _Session:
         self._callbacks: dict[int, Callback] = {}
         self._lock = threading.Lock()
         self.passthrough_error: BaseException | None = None
+        self.printed = 0  # characters the plan printed
         self.ended: PlanLimitError | None = None
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         self.endpoint = Endpoint(*child.take(), self.serve, self.notice)
@@ -250,6 +251,14 @@ class _Session:
 
     def notice(self, op: str, payload: Any) -> None:
         if op == "print" and type(payload) is str:
+            # the plan's process bounds what a plan prints by Limits.size; the host holds one
+            # that does not to the same bound
+            self.printed += len(payload) + 1
+            if self.printed > self.box.limits.size:
+                self.endpoint.close(
+                    "a frame was not allowed: what the plan printed passed its size limit"
+                )
+                return
             log = self.box._log
             if log is not None:
                 log(payload)

@@ -123,3 +123,46 @@ def test_a_list_under_two_keys_of_a_host_answer_is_two_lists_in_both_modes() -> 
     results = [Sandbox(host=host, isolation=mode).run(source) for mode in MODES]
     assert results[0] == results[1] == [{"a": [1, 2, 3], "b": [1, 2]}, False]
     assert shared == [1, 2]
+
+
+def test_a_flood_of_requests_no_thread_waits_for_ends_the_run(pool: Pool) -> None:
+    """Requests outside any call the host made queue for the host's spare threads: a child
+    sending thousands of them is refused, not queued without bound."""
+    from planlang.isolation.channel import MAX_PENDING
+
+    calls: list[int] = []
+    probe = CRAFTED.replace(
+        "write_all(ep._writer, FRAME)",
+        "from planlang.isolation.child import _ChildSandbox\n"
+        "box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]\n"
+        "wid = box.host['w'].fn.wid\n"
+        f"for i in range({MAX_PENDING + 200}):\n"
+        "    write_all(ep._writer, ['q', 10 + i, None, 'call', [wid, [], {'d': []}, None]])",
+    )
+
+    def slow() -> None:
+        calls.append(1)
+        time.sleep(0.5)
+
+    box = probed(pool, probe, seconds=10, w=slow)
+    started = time.monotonic()
+    with pytest.raises(PlanError, match="requests"):
+        box.run("result = w\n")
+    assert time.monotonic() - started < HANG_GUARD
+    assert len(calls) < MAX_PENDING  # refused long before all were served
+
+
+def test_what_a_child_prints_past_the_size_limit_ends_the_run(pool: Pool) -> None:
+    """The plan's own print is bounded by Limits.size in its process; the host holds a child
+    that skips that bound to the same one."""
+    line = "x" * 100_000
+    probe = CRAFTED.replace(
+        "write_all(ep._writer, FRAME)",
+        f"for i in range(30):\n    write_all(ep._writer, ['n', R, 'print', {line!r}])",
+    )
+    box = Sandbox(limits=Limits(seconds=5, size=1_000_000), isolation="process")
+    box._pool = pool  # type: ignore[attr-defined]
+    box._probe = {"probe": probe}  # type: ignore[attr-defined]
+    with pytest.raises(PlanError, match="printed"):
+        box.run("result = None\n")
+    assert sum(len(text) + 1 for text in box.printed) <= 1_000_000
