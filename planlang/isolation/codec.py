@@ -73,15 +73,7 @@ def encode_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], encode: Call
 
 def decode_arguments(args: Any, kwargs: Any, decode: Callable[[Any], Any]) -> tuple[Any, Any]:
     """The other side of ``encode_arguments``."""
-    positional = args
-    if type(args) is list:
-        for value in args:
-            kind = type(value)
-            if not (kind is str or kind is int or kind is float or kind is bool or value is None):
-                positional = decode(args)
-                break
-    else:
-        positional = decode(args)
+    positional = args if type(args) is list and _scalars(args) else decode(args)
     return positional, ({} if kwargs == EMPTY_KWARGS else decode(kwargs))
 
 
@@ -109,7 +101,7 @@ def json_object(value: Any) -> Any:
             for element in item:
                 if not flat(element):
                     return None
-        elif not (kind is str or kind is bool or item is None or flat(item)):
+        elif not flat(item):
             return None
         pairs.append(key)
         pairs.append(item)
@@ -208,15 +200,13 @@ class Decoder:
         made = self.made
         decode = self.decode
         if kind is list:
-            for v in data:
-                k = type(v)
-                if not (k is str or k is int or k is float or k is bool or v is None):
-                    items: list[Any] = []
-                    made.append(items)
-                    items.extend(decode(v) for v in data)
-                    return items
-            made.append(data)  # scalars only: the list JSON gave is new, and ours
-            return data
+            if _scalars(data):
+                made.append(data)  # scalars only: the list JSON gave is new, and ours
+                return data
+            items: list[Any] = []
+            made.append(items)
+            items.extend(decode(v) for v in data)
+            return items
         if kind is not dict or len(data) != 1:
             raise CodecError("A frame held a value the protocol does not allow.")
         ((tag, payload),) = data.items()
