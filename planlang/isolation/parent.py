@@ -16,7 +16,6 @@ import base64
 import dataclasses
 import functools
 import marshal
-import queue
 import threading
 import time
 import types
@@ -39,7 +38,7 @@ from planlang.isolation.codec import (
     json_object,
 )
 from planlang.isolation.mode import _calling
-from planlang.isolation.pool import Child, default_pool
+from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.wire import describe, plan_error_from, raised
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.deep_stack import needs_deep_stack
@@ -346,7 +345,7 @@ class _Session:
         self.meter.close(error)
         self.endpoint.close(error.message)
         if error.kind == "finished":  # the usual end: clean up off the plan's critical path
-            _discard_later(self.child)
+            discard_later(self.child)
         else:
             self.child.discard()
 
@@ -371,22 +370,6 @@ def _no_handles(value: Any) -> Any:
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
 # blocks holds one of these, never the caller of ``run`` (which keeps the wall clock).
 _PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
-_to_discard: queue.SimpleQueue[Child] = queue.SimpleQueue()
-_discarder: list[threading.Thread] = []
-
-
-def _discard_later(child: Child) -> None:
-    """Kill and clean up a finished child on one background thread."""
-    if not _discarder:
-        thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
-        _discarder.append(thread)
-        thread.start()
-    _to_discard.put(child)
-
-
-def _discard_loop() -> None:
-    while True:
-        _to_discard.get().discard()
 
 
 def run_isolated(box: Sandbox, checked: CheckResult) -> Any:

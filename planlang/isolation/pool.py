@@ -23,7 +23,7 @@ from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader
 from planlang.isolation.zygote import Zygote
 
-__all__ = ["Child", "Pool", "default_pool"]
+__all__ = ["Child", "Pool", "default_pool", "discard_later"]
 
 _SIGNAL_KINDS = {
     signal.SIGSEGV: "crash", signal.SIGBUS: "crash", signal.SIGABRT: "crash",
@@ -256,3 +256,23 @@ def default_pool() -> Pool:
             _default = Pool(2)
             atexit.register(_default.close)
         return _default
+
+
+_to_discard: queue.SimpleQueue[Child] = queue.SimpleQueue()
+_discarder: list[threading.Thread] = []
+_discarder_lock = threading.Lock()
+
+
+def discard_later(child: Child) -> None:
+    """Kill and clean up a finished child on one background thread, off the run's path."""
+    with _discarder_lock:
+        if not _discarder:
+            thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
+            _discarder.append(thread)
+            thread.start()
+    _to_discard.put(child)
+
+
+def _discard_loop() -> None:
+    while True:
+        _to_discard.get().discard()
