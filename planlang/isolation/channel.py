@@ -16,7 +16,8 @@ thread writes the request and reads the answer, and on the host the thread waiti
 run reads the request and serves it itself. The leader keeps its own frames (its answer, or a
 request it must serve) rather than passing them through its inbox.
 
-Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]`` and
+Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]``, ``["p", id, payload]``
+(an answer that is plain JSON as it stands: no tags to decode, see ``codec.plain_answer``) and
 ``["n", context, op, payload]`` (a notice: no answer, kept in order with its context).
 """
 
@@ -35,10 +36,12 @@ from typing import Any
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
 
-__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING"]
+__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN"]
 
-# (op, payload) -> (ok, payload); the payload of a failure describes the error.
-Serve = Callable[[str, Any], tuple[bool, Any]]
+# (op, payload) -> (ok, payload); the payload of a failure describes the error. ``ok`` may be
+# PLAIN: the payload is plain JSON that decodes as itself, sent as ["p", id, payload].
+Serve = Callable[[str, Any], tuple[Any, Any]]
+PLAIN = "plain"  # an ``ok`` that is true: the answer needs no decoding
 Notice = Callable[[str, Any], None]
 
 
@@ -52,10 +55,10 @@ class ChannelTimeout(Exception):
 
 MAX_PENDING = 4096  # requests no thread waits for, queued at once (a fan-out has its width)
 
-# Threads of this process waiting on any channel now (several runs at once: none polls).
-_waiting = [0]
-_waiting_lock = threading.Lock()
-_SHAPES = {"q": 5, "a": 4, "n": 4}  # ["q", id, context, op, payload], ["a", id, ok, payload], ...
+# Threads of this process waiting on any channel now, one entry each (several runs at once:
+# none polls). append and pop of a list are atomic: no lock on the hot path.
+_waiting: list[None] = []
+_SHAPES = {"q": 5, "a": 4, "p": 3, "n": 4}  # ["q", id, context, op, payload], ["p", id, x], ...
 _DEAD = ("dead",)
 _TIMEOUT = ("timeout",)
 _LEAD = ("lead",)  # to a waiter: nobody reads the pipe now; read it
@@ -95,7 +98,7 @@ class Endpoint:
         self._workers = workers
         self._on_close = on_close
         self.closed: str | None = None
-        self._serving = 0  # requests of the other side being served now
+        self._serving: list[None] = []  # requests of the other side being served now
         self._pending = 0  # requests of the other side waiting for, or in, the spare pool
 
     # -- sending -------------------------------------------------------------------------
@@ -125,21 +128,23 @@ class Endpoint:
         payload: Any,
         *,
         until: float | None = None,
-        hand_off: Callable[[Callable[[], tuple[bool, Any]]], tuple[bool, Any]] | None = None,
-    ) -> tuple[bool, Any]:
+        hand_off: Callable[[Callable[[], tuple[Any, Any]]], tuple[Any, Any]] | None = None,
+    ) -> tuple[Any, Any]:
         """Ask the other side; serve what it asks of this thread meanwhile.
 
         ``until`` (on ``time.monotonic``) ends the wait with ChannelTimeout. ``hand_off`` is
         called, instead of serving, when the first message for this thread arrives, with the
         function that serves it and waits on: it may run that elsewhere (the host serves a
         plan's calls on a thread of its own) and returns what it gives. So a plan that calls
-        nothing costs no thread, and one that does costs one, once."""
+        nothing costs no thread, and one that does costs one, once. The answer's ``ok`` is
+        True, False or PLAIN (true: its payload is plain JSON, needing no decoding)."""
         rid = next(self._ids)
         inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._waiters[rid] = inbox
         handed = False
         try:
-            self.send(["q", rid, self.context(), op, payload])
+            context = getattr(self._local, "serving", None) or self.default_context
+            self.send(["q", rid, context, op, payload])
             while True:
                 message = self._next(rid, inbox, until)
                 if message[0] not in ("q", "n"):
@@ -152,7 +157,7 @@ class Endpoint:
             if not handed:
                 self._waiters.pop(rid, None)
 
-    def _go_on(self, rid: int, inbox: queue.SimpleQueue[Any], first: Any) -> tuple[bool, Any]:
+    def _go_on(self, rid: int, inbox: queue.SimpleQueue[Any], first: Any) -> tuple[Any, Any]:
         """Serve ``first``, then wait for the answer to ``rid``, serving on the way."""
         try:
             self._handle(first)
@@ -164,8 +169,10 @@ class Endpoint:
         finally:
             self._waiters.pop(rid, None)
 
-    def _answer(self, message: Any) -> tuple[bool, Any]:
+    def _answer(self, message: Any) -> tuple[Any, Any]:
         kind = message[0]
+        if kind == "p":
+            return PLAIN, message[2]
         if kind == "a":
             return bool(message[2]), message[3]
         if kind == "timeout":
@@ -178,13 +185,11 @@ class Endpoint:
         """The next message for request ``rid``: from its inbox, or read from the pipe if
         nobody else reads it, or waited for. A thread that stops reading to do anything else
         first wakes an idle waiter to read instead."""
-        with _waiting_lock:
-            _waiting[0] += 1
+        _waiting.append(None)
         try:
             return self._next_message(rid, inbox, until)
         finally:
-            with _waiting_lock:
-                _waiting[0] -= 1
+            _waiting.pop()
 
     def _next_message(self, rid: int, inbox: queue.SimpleQueue[Any], until: float | None) -> Any:
         mutex = self._mutex
@@ -213,22 +218,31 @@ class Endpoint:
                         self._idle.remove(inbox)
             if message is _LEAD:
                 continue
-            self._pass_lead()
+            if self._idle:  # read unlocked: a waiter that went idle while we read is seen
+                self._pass_lead()
             return message
 
     def _lead(self, rid: int, until: float | None) -> Any:
         """Read frames for everyone until one is for ``rid`` (returned), or the pipe ends, or
         ``until`` passes (``_TIMEOUT``)."""
+        read = self._reader.read
+        route = self._route
         try:
             while True:
                 try:
-                    frame = self._read_one(until)
-                except TimeoutError:
+                    # poll only while this thread is the only one of its process waiting on a
+                    # channel, and this channel's other side asks nothing of it
+                    frame = read(until, len(_waiting) <= 1 and not self._serving)
+                except TimeoutError:  # an OSError too: the time ran out, the pipe did not fail
                     return _TIMEOUT
+                except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
+                    self.close(f"a frame could not be read: {error}")
+                    return None
                 if frame is None:
+                    self.close("the other side closed the pipe")
                     return None
                 try:
-                    if self._route(frame, rid):
+                    if route(frame, rid):
                         return frame
                 except (CodecError, IndexError, TypeError, ValueError) as error:
                     self.close(f"a frame was not a message: {error}")
@@ -238,21 +252,6 @@ class Endpoint:
                 self._reading = False
             if self.closed is not None:
                 self._release()
-
-    def _read_one(self, until: float | None = None) -> Any:
-        try:
-            # poll only while this thread is the only one of its process waiting on a channel,
-            # and this channel's other side asks nothing of it
-            alone = _waiting[0] <= 1 and not self._serving
-            frame = self._reader.read(until, alone)
-            if frame is None:
-                self.close("the other side closed the pipe")
-            return frame
-        except TimeoutError:  # an OSError too: the time ran out, the pipe did not fail
-            raise
-        except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
-            self.close(f"a frame could not be read: {error}")
-            return None
 
     def _pass_lead(self) -> None:
         """If nobody reads the pipe now, wake an idle waiter to read it."""
@@ -267,7 +266,7 @@ class Endpoint:
         if type(message) is not list or not message or _SHAPES.get(message[0]) != len(message):
             raise CodecError("A frame was not a message.")
         kind = message[0]
-        if kind == "a":
+        if kind == "a" or kind == "p":
             if message[1] == rid:
                 return True
             inbox = self._waiters.get(message[1])
@@ -311,16 +310,15 @@ class Endpoint:
         local = self._local
         previous = getattr(local, "serving", None)
         local.serving = rid
-        with self._mutex:
-            self._serving += 1
+        serving = self._serving
+        serving.append(None)  # atomic, as is the pop: no lock
         try:
             ok, answer = self._serve(op, payload)
         finally:
             local.serving = previous
-            with self._mutex:
-                self._serving -= 1
+            serving.pop()
         try:
-            self.send(["a", rid, ok, answer])
+            self.send(["p", rid, answer] if ok is PLAIN else ["a", rid, ok, answer])
         except ChannelClosed:
             pass  # the other side is gone: the answer is discarded
 

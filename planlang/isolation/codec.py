@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "finite",
-           "flat"]  # fmt: skip
+           "flat", "json_object", "plain_answer"]  # fmt: skip
 
 _BIG = 2**63
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
@@ -106,6 +106,44 @@ def json_object(value: Any) -> Any:
         pairs.append(key)
         pairs.append(item)
     return {"d": pairs}
+
+
+def plain_answer(value: Any) -> bool:
+    """Whether a host answer crosses as plain JSON, as it stands, decoded as itself: a dict
+    with str keys of scalars and lists of scalars (the usual answer of a host word), copied
+    as the in-process sandbox copies it (a list under two keys arrives as two lists). The
+    frame says so (channel's ``["p", id, payload]``): the other side takes the dict the JSON
+    parser made, with no walk."""
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        kind = type(item)
+        if type(key) is not str:
+            return False
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -_BIG < item < _BIG:
+                continue
+            return False
+        if kind is float:
+            if item - item == 0.0:
+                continue
+            return False
+        if kind is not list:
+            return False
+        for element in item:
+            kind = type(element)
+            if kind is str or kind is bool or element is None:
+                continue
+            if kind is int:
+                if -_BIG < element < _BIG:
+                    continue
+                return False
+            if kind is float and element - element == 0.0:
+                continue
+            return False
+    return True
 
 
 class CodecError(TypeError):

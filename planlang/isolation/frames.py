@@ -166,37 +166,42 @@ class FrameReader:
                     self._spin, self._soon = SPIN / 8, 0
 
     def _chunk(self, until: float | None, may_spin: bool) -> bytes:
-        fd = self.fd
+        """The next bytes of the pipe, waited for. Asking ``poll`` whether there are any costs
+        0.6 µs here, where a read that finds none raises, at 2 µs: so polling comes first."""
+        poll = self._poll.poll
         self._came = "waiting"  # it was there already: says nothing about polling
-        try:
-            return os.read(fd, _CHUNK)
-        except BlockingIOError:
-            pass
+        if poll(0):
+            return self._ready(until)
         spin = self._spin if may_spin else 0.0
         if spin:
             clock = time.monotonic
             spun = clock() + spin
             while clock() < spun:
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    continue
-                self._came = "polled"
-                return chunk
+                if poll(0):
+                    self._came = "polled"
+                    return self._ready(until)
         self._came = "slept" if may_spin else "waiting"
         while True:
             if until is None:
-                self._poll.poll()
+                poll()
             else:
                 left = until - time.monotonic()
                 wait = min(max(1, math.ceil(left * 1000)), _LONGEST_POLL)
-                if left <= 0 or not self._poll.poll(wait):
+                if left <= 0 or not poll(wait):
                     if time.monotonic() >= until:
                         raise TimeoutError("the time ran out")
+                    continue
             try:
-                return os.read(fd, _CHUNK)
+                return os.read(self.fd, _CHUNK)
             except BlockingIOError:
                 continue  # woken for nothing
+
+    def _ready(self, until: float | None) -> bytes:
+        """Read what ``poll`` said is there (b"" at the pipe's end)."""
+        try:
+            return os.read(self.fd, _CHUNK)
+        except BlockingIOError:  # taken by nobody else (one reader at a time): not expected
+            return self._chunk(until, False)
 
 
 def write_all(fd: int, message: Any) -> None:

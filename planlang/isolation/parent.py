@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
-from planlang.isolation.channel import ChannelClosed, ChannelTimeout, Endpoint
+from planlang.isolation.channel import PLAIN, ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
     CodecError,
     Decoder,
@@ -36,6 +36,7 @@ from planlang.isolation.codec import (
     encode_arguments,
     flat,
     json_object,
+    plain_answer,
 )
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool, discard_later
@@ -176,7 +177,7 @@ class _Session:
 
     # -- serving the child -----------------------------------------------------------------
 
-    def serve(self, op: str, payload: Any) -> tuple[bool, Any]:
+    def serve(self, op: str, payload: Any) -> tuple[Any, Any]:
         local = _sandbox._running
         previous = getattr(local, "meter", None)
         meter = self.meter
@@ -184,7 +185,13 @@ class _Session:
             local.meter = meter
         try:
             if op == "call":
-                return True, self._call(payload)
+                result = self._call(payload)
+                if flat(result):
+                    return True, result
+                if plain_answer(result):
+                    return PLAIN, result
+                where = f"The host word {getattr(self.words[payload[0]], '__name__', 'host word')!r}"
+                return True, self._result(result, where)
             return True, self._serve(op, payload)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             if self.box.passthrough and isinstance(error, self.box.passthrough):
@@ -203,14 +210,11 @@ class _Session:
         calling.line = line if type(line) is int else None
         try:
             positional, keywords = decode_arguments(args, kwargs, self.decode)
-            if any(type(key) is not str or key.startswith("_") for key in keywords):
+            if keywords and any(type(key) is not str or key.startswith("_") for key in keywords):
                 raise TypeError("A host word cannot take an argument whose name starts with '_'.")
-            result = fn(*positional, **keywords)
+            return fn(*positional, **keywords)
         finally:
             calling.line = previous
-        if flat(result):
-            return result
-        return self._result(result, f"The host word {getattr(fn, '__name__', 'host word')!r}")
 
     def _result(self, result: Any, where: str) -> Any:
         shaped = json_object(result)
