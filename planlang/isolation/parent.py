@@ -190,8 +190,8 @@ class _Session:
                     return True, result
                 if plain_answer(result):
                     return PLAIN, result
-                where = f"The host word {getattr(self.words[payload[0]], '__name__', 'host word')!r}"
-                return True, self._result(result, where)
+                name = getattr(self.words[payload[0]], "__name__", "host word")
+                return True, self._result(result, f"The host word {name!r}")
             return True, self._serve(op, payload)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             if self.box.passthrough and isinstance(error, self.box.passthrough):
