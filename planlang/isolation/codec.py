@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "finite",
-           "flat", "json_object", "plain_answer"]  # fmt: skip
+           "flat", "plain_answer"]  # fmt: skip
 
 _BIG = 2**63
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
@@ -62,12 +62,15 @@ def flat(value: Any) -> bool:
 def encode_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], encode: Callable[[Any], Any]
                      ) -> tuple[Any, Any]:  # fmt: skip
     """A call's arguments, with the common cases (none, or plain scalars) on a fast path."""
+    positional: Any = list(args)
     for value in args:
-        if not flat(value):
-            positional: Any = encode(list(args))
-            break
-    else:
-        positional = list(args)
+        kind = type(value)  # flat(), inline: this runs for every argument of every call
+        if kind is str or kind is bool or value is None:
+            continue
+        if kind is int and -_BIG < value < _BIG or kind is float and value - value == 0.0:
+            continue
+        positional = encode(positional)
+        break
     return positional, (encode(kwargs) if kwargs else EMPTY_KWARGS)
 
 
@@ -84,28 +87,6 @@ def _scalars(items: list[Any]) -> bool:
         if not (k is str or k is int or k is float or k is bool or v is None):
             return False
     return True
-
-
-def json_object(value: Any) -> Any:
-    """The encoding of a flat JSON object (str keys; scalars and lists of scalars as values),
-    the usual answer of a host word, made without an ``Encoder``; or None. A list under two
-    keys arrives as two lists, as the in-process sandbox copies such an answer."""
-    if type(value) is not dict:
-        return None
-    pairs: list[Any] = []
-    for key, item in value.items():
-        if type(key) is not str:
-            return None
-        kind = type(item)
-        if kind is list:
-            for element in item:
-                if not flat(element):
-                    return None
-        elif not flat(item):
-            return None
-        pairs.append(key)
-        pairs.append(item)
-    return {"d": pairs}
 
 
 def plain_answer(value: Any) -> bool:

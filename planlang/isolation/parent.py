@@ -35,7 +35,6 @@ from planlang.isolation.codec import (
     decode_arguments,
     encode_arguments,
     flat,
-    json_object,
     plain_answer,
 )
 from planlang.isolation.mode import _calling
@@ -179,7 +178,7 @@ class _Session:
 
     def serve(self, op: str, payload: Any) -> tuple[Any, Any]:
         local = _sandbox._running
-        previous = getattr(local, "meter", None)
+        previous = local.meter
         meter = self.meter
         if previous is not meter:  # current_meter() works in host words, as in one process
             local.meter = meter
@@ -192,7 +191,7 @@ class _Session:
                     return PLAIN, result
                 name = getattr(self.words[payload[0]], "__name__", "host word")
                 return True, self._result(result, f"The host word {name!r}")
-            return True, self._serve(op, payload)
+            return self._serve(op, payload)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             if self.box.passthrough and isinstance(error, self.box.passthrough):
                 self.passthrough_error = error
@@ -206,7 +205,7 @@ class _Session:
         wid, args, kwargs, line = payload
         fn = self.words[wid]
         calling = _calling
-        previous = getattr(calling, "line", None)
+        previous = calling.line
         calling.line = line if type(line) is int else None
         try:
             positional, keywords = decode_arguments(args, kwargs, self.decode)
@@ -217,14 +216,11 @@ class _Session:
             calling.line = previous
 
     def _result(self, result: Any, where: str) -> Any:
-        shaped = json_object(result)
-        if shaped is not None:
-            return shaped
         if type(result) is not dict and hasattr(result, "__next__"):
             return {"n": self._new_id(self.iterators, result)}
         return self.encode(result, where)
 
-    def _serve(self, op: str, payload: Any) -> Any:
+    def _serve(self, op: str, payload: Any) -> tuple[Any, Any]:
         if op == "method" or op == "attr":
             proxy = self.objects[int(payload[0])]
             name = str(payload[1])
@@ -232,25 +228,27 @@ class _Session:
             if op == "attr":
                 if name not in proxy._attributes:
                     raise AttributeError(name)
-                return self.encode(getattr(proxy._target, name), where)
+                return True, self.encode(getattr(proxy._target, name), where)
             if name not in proxy._methods:
                 raise AttributeError(name)
             result = getattr(proxy._target, name)(*self.decode(payload[2]),
                                                   **self.decode(payload[3]))  # fmt: skip
         elif op == "next":
             iterator = self.iterators[int(payload[0])]
-            previous = getattr(_calling, "line", None)
+            previous = _calling.line
             _calling.line = payload[1] if type(payload[1]) is int else None  # who asked
             try:
                 item = next(iterator)
             except StopIteration:
-                return ["stop"]
+                return True, ["stop"]
             finally:
                 _calling.line = previous
-            return self.encode(["item", item], "A host iterator")
+            return True, self.encode(["item", item], "A host iterator")
         else:
             raise CodecError(f"Unknown request {op!r}.")
-        return result if flat(result) else self._result(result, where)
+        if flat(result):
+            return True, result
+        return (PLAIN, result) if plain_answer(result) else (True, self._result(result, where))
 
     def notice(self, op: str, payload: Any) -> None:
         if op == "print" and type(payload) is str:

@@ -49,7 +49,14 @@ _BASE_BUILTINS: dict[str, Any] = {
     for name in L.ALLOWED_BUILTINS
     if name not in ("range", "pow", "iter", "print", "round", "sum", "zip", "map")
 }
-_running = threading.local()
+class _Running(threading.local):
+    """Per thread: the meter of the plan run it works for (None: none). A class default, so
+    reading it where it was never set raises nothing."""
+
+    meter: Meter | None = None
+
+
+_running = _Running()
 
 
 def _made(make: Callable[[Guards], Any], box: Any, guards: Guards, meter: Meter) -> Any:
@@ -129,7 +136,7 @@ _DEFAULT_LIMITS = Limits()
 def current_meter() -> Meter | None:
     """The meter of the plan running on this thread, for host words that wait (they should
     wait at most ``current_meter().remaining()`` seconds)."""
-    return getattr(_running, "meter", None)
+    return _running.meter
 
 
 class Sandbox:
@@ -262,7 +269,7 @@ class Sandbox:
 
 def _execute(code: types.CodeType, meter: Meter, namespace: dict[str, Any]) -> Any:
     """Run the plan's module code on this thread; its ``result`` comes back as plain data."""
-    previous = getattr(_running, "meter", None)
+    previous = _running.meter
     _running.meter = meter
     try:
         exec(code, namespace)  # noqa: S102 - checked, rewritten, guarded code

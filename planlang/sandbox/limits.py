@@ -73,6 +73,12 @@ def _resident_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+class _Depth(threading.local):
+    """Per thread: how deep plan functions are nested now (0 where none ran yet)."""
+
+    n = 0
+
+
 class Meter:
     """Counts what a plan uses and raises ``PlanLimitError`` when a limit is passed."""
 
@@ -97,7 +103,7 @@ class Meter:
         self.memory_base = _resident_bytes()
         self.memory_cap = limits.memory_mb * 1024 * 1024
         self.tripped: PlanLimitError | None = None
-        self._depth = threading.local()
+        self._depth = _Depth()
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -145,7 +151,7 @@ class Meter:
     def enter(self) -> None:
         """A plan function starts: one step, and one level deeper on this thread."""
         local = self._depth
-        depth = getattr(local, "n", 0) + 1
+        depth = local.n + 1
         local.n = depth
         if depth > self.limits.depth:
             local.n = depth - 1
