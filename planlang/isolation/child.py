@@ -32,6 +32,8 @@ from planlang.isolation.codec import (
     Encoder,
     decode_arguments,
     encode_arguments,
+    flat,
+    plain_answer,
 )
 from planlang.isolation.frames import FrameReader, dumps, loads, write_all
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
@@ -129,7 +131,7 @@ class _Peer:
         return self.decoder().decode(answer)
 
     # the host calls a plan function back
-    def serve(self, op: str, payload: Any) -> tuple[bool, Any]:
+    def serve(self, op: str, payload: Any) -> tuple[Any, Any]:
         try:
             if op != "callback":
                 raise CodecError(f"Unknown request {op!r}.")
@@ -137,6 +139,10 @@ class _Peer:
             fn = self.functions[int(fid)]
             positional, keywords = decode_arguments(args, kwargs, self.decode)
             result = fn(*positional, **keywords)
+            if flat(result):
+                return True, result
+            if plain_answer(result):  # the usual result of a thunk: a host word's answer
+                return PLAIN, result
             return True, self.encode(result)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             return False, describe(error, filename=self.filename)

@@ -74,6 +74,8 @@ class Callback:
             ok, answer = session.endpoint.request("callback", payload)
         except ChannelClosed:
             raise session.ended or PlanLimitError("finished", "The plan has ended.") from None
+        if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
+            return answer
         if not ok:
             if answer[0] == "passthrough" and session.passthrough_error is not None:
                 raise session.passthrough_error

@@ -49,6 +49,8 @@ _BASE_BUILTINS: dict[str, Any] = {
     for name in L.ALLOWED_BUILTINS
     if name not in ("range", "pow", "iter", "print", "round", "sum", "zip", "map")
 }
+
+
 class _Running(threading.local):
     """Per thread: the meter of the plan run it works for (None: none). A class default, so
     reading it where it was never set raises nothing."""

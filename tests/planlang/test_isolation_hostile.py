@@ -70,6 +70,9 @@ def test_a_child_that_stops_answering_ends_at_the_time_limit(pool: Pool) -> None
         "['q', 7, R]",  # short request
         "['n', R]",  # short notice
         "['z', 1, 2, 3]",  # no such kind
+        "['p', R]",  # short plain answer
+        "['p', R, 5, 6]",  # a plain answer of the wrong length
+        "['p', R, 5]",  # the run's answer as plain JSON, not [result, steps]
     ],
 )
 def test_whatever_frame_a_child_sends_the_run_ends_with_a_plan_error(
@@ -123,6 +126,57 @@ def test_a_list_under_two_keys_of_a_host_answer_is_two_lists_in_both_modes() -> 
     results = [Sandbox(host=host, isolation=mode).run(source) for mode in MODES]
     assert results[0] == results[1] == [{"a": [1, 2, 3], "b": [1, 2]}, False]
     assert shared == [1, 2]
+
+
+def test_a_plain_answer_to_a_callback_is_plain_data_in_the_host(pool: Pool) -> None:
+    """A callback's answer may come as plain JSON (["p", id, payload]), parsed as it stands: a
+    child may put any JSON there, and the host word gets exactly that, as plain data."""
+    seen: list[object] = []
+
+    def word(f: object) -> str:
+        seen.append(f())  # type: ignore[operator]
+        return "done"
+
+    probe = CRAFTED.replace(
+        "write_all(ep._writer, FRAME)\ntime.sleep(30)\nresult = None",
+        "from planlang.isolation.child import _ChildSandbox\n"
+        "box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]\n"
+        "wid = box.host['w'].fn.wid\n"
+        "write_all(ep._writer, ['q', 9, R, 'call', [wid, [{'c': 1}], {'d': []}, None]])\n"
+        "ask = ep._reader.read()\n"
+        "write_all(ep._writer, ['p', ask[1], {'deep': {'x': [1, {'y': 2.5}]}, 'k': None}])\n"
+        "reply = ep._reader.read()\nresult = [ask[3], reply]",
+    )
+    box = probed(pool, probe, w=word)
+    assert box.run("result = w\n") == ["callback", ["a", 9, True, "done"]]
+    assert seen == [{"deep": {"x": [1, {"y": 2.5}]}, "k": None}]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"n": 2**63 - 1, "m": -(2**63) + 1, "f": 1.5, "t": True, "z": None, "s": "é\u2028"},
+        {"big": 2**63, "small": -(2**63)},  # past 64 bits: not plain JSON, tagged
+        {"nan": float("inf"), "l": [float("-inf"), 1]},  # JSON has no infinity: tagged
+        {"l": [1, "a", None, False, 2.0], "e": [], "d": {}},  # an inner dict: not flat
+        {"k": (1, 2)},  # a tuple stays a tuple
+        {1: "a"},  # a key that is not text
+    ],
+)
+def test_a_host_answer_arrives_the_same_in_both_modes(answer: dict[object, object]) -> None:
+    """Flat answers cross as plain JSON, the rest tagged: either way, as in one process."""
+    host = {"answer": lambda: dict(answer)}
+    results = [Sandbox(host=host, isolation=mode).run("result = answer()\n") for mode in MODES]
+    assert repr(results[0]) == repr(results[1]) == repr(answer)  # types too: 2.0, (1, 2)
+
+
+def test_a_plain_answer_is_the_plans_own_to_change() -> None:
+    """Each call's answer is new: changing one changes no other, in both modes."""
+    host = {"answer": lambda: {"l": [1], "n": 1}}
+    source = "a = answer()\na['l'].append(2)\na['n'] = 5\nb = answer()\nresult = [a, b]\n"
+    for mode in MODES:
+        assert Sandbox(host=host, isolation=mode).run(source) == [{"l": [1, 2], "n": 5},
+                                                                   {"l": [1], "n": 1}]  # fmt: skip
 
 
 def test_a_flood_of_requests_no_thread_waits_for_ends_the_run(pool: Pool) -> None:
