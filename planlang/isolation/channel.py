@@ -105,6 +105,7 @@ class Endpoint:
         self._workers = workers
         self._on_close = on_close
         self.closed: str | None = None
+        self.failure: BaseException | None = None  # what a frame that closed it raised
         self._serving: list[None] = []  # requests of the other side being served now
         self._pending = 0  # requests of the other side waiting for, or in, the spare pool
 
@@ -244,6 +245,7 @@ class Endpoint:
                 except TimeoutError:  # an OSError too: the time ran out, the pipe did not fail
                     return _TIMEOUT
                 except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
+                    self.failure = error
                     self.close(f"a frame could not be read: {error}")
                     return None
                 if frame is None:

@@ -20,14 +20,23 @@ import orjson
 
 from planlang.isolation.codec import CodecError
 
-__all__ = ["FrameReader", "MAX_FRAME", "dumps", "loads", "read_frame", "write_all",
-           "write_frame"]  # fmt: skip
+__all__ = ["FrameReader", "FrameTooCostly", "MAX_FRAME", "dumps", "loads", "read_frame",
+           "write_all", "write_frame"]  # fmt: skip
 
 # A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
 # process of the machine: the reader learns how soon answers come), then the JSON body.
 _HEADER = struct.Struct(">Id")
 assert _HEADER.size == 12  # written as 12 on the read's fast path
 MAX_FRAME = 256 * 2**20  # what the host reads from a plan's process in one frame
+# Bytes of the reader's memory one byte of JSON can become, at most: ``{},`` is three bytes and
+# an empty dict in a list about 72; ``{"":0}`` six bytes and a dict of 184.
+_EXPANSION = 32
+
+
+class FrameTooCostly(CodecError):
+    """A frame whose decoded objects could take more memory than the reader allows."""
+
+
 _json_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 _json_loads = json.JSONDecoder().decode
 _orjson_dumps, _orjson_loads = orjson.dumps, orjson.loads
@@ -95,13 +104,16 @@ class FrameReader:
     (each says when it was sent, on the clock every process shares) turn it on again, small.
     """
 
-    __slots__ = ("fd", "limit", "closed", "_buffer", "_spin", "_poll", "_soon", "_came")
+    __slots__ = ("fd", "limit", "closed", "budget", "_cheap", "_buffer", "_spin", "_poll",
+                 "_soon", "_came")  # fmt: skip
     _unpack = _HEADER.unpack_from
 
     def __init__(self, fd: int, limit: int = MAX_FRAME):
         os.set_blocking(fd, False)
         self.fd = fd
         self.limit = limit
+        self.budget: int | None = None
+        self._cheap = limit  # frames up to this size cannot decode past the budget: not counted
         self.closed = False
         self._buffer = bytearray()
         self._spin = SPIN if _SPINS else 0.0
@@ -110,6 +122,26 @@ class FrameReader:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         self._poll = poller.poll  # bound once: it is called on every read
+
+    def set_budget(self, nbytes: int) -> None:
+        """Refuse frames whose decoded objects could take more than about ``nbytes`` of this
+        process's memory (FrameTooCostly): a frame of ``[],`` repeated decodes to twenty times
+        its size. A frame that small enough cannot is read as it is; a larger one has its
+        containers and items counted first (bytes.count, about a millisecond a megabyte)."""
+        self.budget = nbytes
+        self._cheap = min(self.limit, nbytes // _EXPANSION)
+
+    def _afford(self, body: bytes | bytearray | memoryview) -> None:
+        assert self.budget is not None
+        data = bytes(body)
+        cost = (len(data) + 200 * data.count(b"{") + 64 * data.count(b"[")
+                + 32 * data.count(b","))  # fmt: skip
+        if cost > self.budget:
+            raise FrameTooCostly(
+                f"A value of {len(data):,} bytes from the plan's process would take about "
+                f"{cost / 2**20:,.0f} MB here, past the plan's memory limit of "
+                f"{self.budget / 2**20:,.0f} MB."
+            )
 
     def close(self) -> None:
         """Close the pipe (once; no thread may be reading it)."""
@@ -130,7 +162,7 @@ class FrameReader:
             chunk = self._chunk(until, spin)
             if len(chunk) >= 12:  # _HEADER.size
                 size, sent = self._unpack(chunk)
-                if len(chunk) == 12 + size and size <= self.limit:
+                if len(chunk) == 12 + size and size <= self._cheap:
                     if self._came != "waiting":
                         self._learn(sent - started)
                     try:
@@ -152,15 +184,12 @@ class FrameReader:
                     body = bytes(memoryview(buffer)[_HEADER.size : end])
                     del buffer[:end]
                     self._learn(sent - started)
+                    if size > self._cheap:
+                        self._afford(body)
                     return loads(body)
             chunk = self._chunk(until, spin)
             if not chunk:
                 return None
-            if not buffer and len(chunk) >= _HEADER.size:  # the usual case: one whole frame
-                size, sent = _HEADER.unpack_from(chunk)
-                if size <= self.limit and len(chunk) == _HEADER.size + size:
-                    self._learn(sent - started)
-                    return loads(memoryview(chunk)[_HEADER.size :])
             buffer += chunk
 
     def _learn(self, gap: float) -> None:

@@ -37,6 +37,7 @@ from planlang.isolation.codec import (
     flat,
     plain_answer,
 )
+from planlang.isolation.frames import FrameTooCostly
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.wire import describe, plan_error_from, raised
@@ -110,7 +111,10 @@ class _Session:
         self.printed = 0  # characters the plan printed
         self.ended: PlanLimitError | None = None
         self.filename: str | None = None  # no plan frames run here; errors carry their line
-        self.endpoint = Endpoint(*child.take(), self.serve, self.notice)
+        reader, writer = child.take()
+        # what the plan sends costs the host no more memory than the plan itself may use
+        reader.set_budget(box.limits.memory_mb * 2**20)
+        self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
 
     # -- handles ---------------------------------------------------------------------------
 
@@ -320,7 +324,9 @@ class _Session:
             raise self.ended from None  # type: ignore[misc]
         except ChannelClosed:
             why = self.endpoint.closed or ""
-            if why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
+            if isinstance(self.endpoint.failure, FrameTooCostly):
+                self._end(PlanLimitError("memory", str(self.endpoint.failure)))
+            elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))
             else:
                 self._end(self.child.death())
