@@ -260,7 +260,8 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
     if deep in _PRESTARTED:
         deep = 0  # that thread's stack is in the base already
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
-    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE)
+    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,
+                            files=False)  # those were set before ready  # fmt: skip
     confine.strict()
     probe = payload.get("probe")
     if probe is not None:
@@ -302,6 +303,17 @@ _PRESTARTED: list[int] = []  # the stack size of the deep-stack thread started b
 def _warm() -> None:
     """Prepare and run the warm-up plan as the host would send it (a host word answered
     here), then note what the process uses: the base its per-plan limits are counted from."""
+    _warm_run()
+    # the deep-stack thread a plan with a loop runs on, for the default limits: started now
+    # (its stack is then part of the base the memory limit adds to)
+    stack = stack_for(Limits().steps)
+    stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
+    _PRESTARTED[:] = [stack]
+    _BASE[:] = confine.used()
+    confine.limit_files()  # the same for every plan: set now, off the run's path
+
+
+def _warm_run() -> None:
     if WARM_UP:
         checked = WARM_UP[0]
         assert checked.code is not None
@@ -317,26 +329,25 @@ def _warm() -> None:
         box.host["word"] = lambda a, b=0: {"a": a, "b": b}
         result = peer.encode(box.run(again))
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
-    # the deep-stack thread a plan with a loop runs on, for the default limits: started now
-    # (its stack is then part of the base the memory limit adds to)
-    stack = stack_for(Limits().steps)
-    stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
-    _PRESTARTED[:] = [stack]
-    _BASE[:] = confine.used()
 
 
 def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any]) -> None:
-    """Say ready with the layers, run the one plan the host sends, answer, exit."""
+    """Say ready with the layers, run the one plan the host sends, answer, exit. All that
+    does not depend on the run is made before ready; a run's host says ``go`` as it takes
+    this process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
     _warm()
-    write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     reader = FrameReader(read_fd, 2**31)
-    message = reader.read()
+    peer = _Peer()
+    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
+                             workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
+    message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU
+    if message == ["go"]:
+        message = reader.read()  # the run, on its way: polled for
     if not message or message[0] != "q" or message[3] != "run":
         os._exit(2)
     rid = message[1]
-    peer = _Peer()
-    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
-                             default_context=rid, workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    peer.endpoint.default_context = rid
     try:
         ok, answer = _run(peer, message[4], bool(config.get("probes")))
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure
