@@ -16,6 +16,7 @@ import base64
 import dataclasses
 import marshal
 import os
+import resource
 import sys
 import threading
 import time
@@ -37,7 +38,7 @@ from planlang.isolation.frames import FrameReader, dumps, loads, write_all
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
 from planlang.sandbox import deep_stack as stack_module
 from planlang.sandbox import inprocess as sandbox_module
-from planlang.sandbox.deep_stack import stack_for
+from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN, stack_for
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits, Meter
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
@@ -256,7 +257,6 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
     box, checked = _prepare(peer, payload)
     limits = box.limits
     deep = stack_for(limits.steps)
-    threading.stack_size(CALLBACK_STACK)
     if deep in _PRESTARTED:
         deep = 0  # that thread's stack is in the base already
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
@@ -304,11 +304,20 @@ def _warm() -> None:
     """Prepare and run the warm-up plan as the host would send it (a host word answered
     here), then note what the process uses: the base its per-plan limits are counted from."""
     _warm_run()
-    # the deep-stack thread a plan with a loop runs on, for the default limits: started now
-    # (its stack is then part of the base the memory limit adds to)
+    # A plan with a loop runs on the main thread, whose stack the fork server's start made
+    # deep enough (boot.py; the stack grows, within the address-space limit, as it is used).
+    # Where it could not, the deep-stack thread for the default limits is started now (its
+    # stack is then part of the base the memory limit adds to).
+    soft, _hard = resource.getrlimit(resource.RLIMIT_STACK)
+    room = MAX_STACK if soft == resource.RLIM_INFINITY else soft - STACK_MARGIN
+    stack_module.main_thread_stack(room)
     stack = stack_for(Limits().steps)
-    stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
-    _PRESTARTED[:] = [stack]
+    if stack > room:
+        stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
+        _PRESTARTED[:] = [stack]
+    # threads made from here on (the plan's callbacks) reserve this much, counted below; the
+    # default would be the main thread's RLIMIT_STACK
+    threading.stack_size(CALLBACK_STACK)
     _BASE[:] = confine.used()
     confine.limit_files()  # the same for every plan: set now, off the run's path
 

@@ -22,6 +22,7 @@ import pytest
 import planlang.isolation
 from planlang.isolation.pool import Pool
 from planlang.isolation.testing import run_probe
+from planlang.sandbox import deep_stack
 
 KERNEL = ("network namespace", "landlock", "seccomp")
 HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
@@ -233,3 +234,33 @@ def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-un
     assert pid != first_pid and scratch != first_scratch
     assert left is None and exists is False
     assert not os.path.exists(first_scratch)  # the first child's scratch is gone
+
+
+def test_a_plan_runs_on_its_process_main_thread_with_the_deep_stack(pools) -> None:  # type: ignore[no-untyped-def]
+    """The fork server started with RLIMIT_STACK raised (boot.py), so a plan with loops, even
+    one of the largest step limit, runs on its process's main thread: no thread is started for
+    it, and none waits in the process before the run."""
+    source = (
+        "import resource, threading\nfrom planlang.sandbox import deep_stack\n"
+        "threads = threading.active_count()\n"
+        "on_main = deep_stack.run_on_deep_stack(\n"
+        "    lambda: threading.current_thread() is threading.main_thread(),\n"
+        "    deep_stack.MAX_STACK, lambda: None)\n"
+        "result = [threads, on_main, resource.getrlimit(resource.RLIMIT_STACK)[0]]\n"
+    )
+    threads, on_main, stack = eval(probe(pools, KERNEL, source))  # noqa: S307
+    assert threads == 1 and on_main is True
+    assert stack >= deep_stack.MAX_STACK + deep_stack.STACK_MARGIN
+
+
+def test_a_tuple_nested_past_the_default_stack_hashes_on_the_main_thread() -> None:
+    """Three million levels (a 1 GiB stack's worth, past a 8 MiB stack's 100,000) hash in the
+    plan's process as they do in one process: the main thread's stack grows that far."""
+    from planlang import Limits, Sandbox
+
+    plan = (
+        "t = ()\nfor i in range(1000000):\n    for j in range(3):\n        t = (t,)\n"
+        "result = hash(t) != 0\n"
+    )
+    box = Sandbox(limits=Limits(steps=9_500_000, seconds=120), isolation="process")
+    assert box.run(plan) is True
