@@ -228,9 +228,20 @@ class _ChildSandbox(Sandbox):
         return meter
 
 
+# The default limits as the host sends them, and made: most runs have them (made before ready).
+_DEFAULT_LIMITS: list[Any] = []
+
+
+def _limits(decoder: Decoder, sent: Any) -> Limits:
+    if _DEFAULT_LIMITS and sent == _DEFAULT_LIMITS[0]:
+        return _DEFAULT_LIMITS[1]
+    return Limits(**decoder.decode(sent))
+
+
 def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckResult]:
     """The sandbox for the run the host sent, and its checked plan."""
-    limits = Limits(**peer.decode(payload["limits"]))
+    decoder = peer.decoder()
+    limits = _limits(decoder, payload["limits"])
     code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
     if not isinstance(code, types.CodeType):
         raise CodecError("The host sent no code.")
@@ -240,7 +251,7 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
     if isinstance(names, list) and isinstance(deep, bool):  # the host's caches, not recomputed
         sandbox_module._used[code] = frozenset(map(str, names))
         stack_module._decisions[code] = deep
-    host = {str(name): peer.decoder().decode(value) for name, value in payload["host"].items()}
+    host = {str(name): decoder.decode(value) for name, value in payload["host"].items()}
     box = _ChildSandbox(
         checked,
         host=host,
@@ -248,7 +259,7 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
         log=peer.print,
         passthrough=(HostStop,),
     )
-    deadline = peer.decode(payload.get("deadline"))
+    deadline = decoder.decode(payload.get("deadline"))
     box.deadline = float(deadline) if isinstance(deadline, int | float) else None
     return box, checked
 
@@ -285,6 +296,15 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         return False, ["runtime", "TypeError", str(error), None, None]
 
 
+def default_limits_sent() -> Any:
+    """``Limits()`` as a host sends it (``parent._limits_payload``), read back from JSON."""
+    return loads(dumps(Encoder(_no_handles).encode(dataclasses.asdict(Limits()))))
+
+
+def _no_handles(value: Any) -> Any:
+    raise CodecError(f"A {type(value).__name__} is not a limit.")
+
+
 def config_without(config: dict[str, Any]) -> tuple[str, ...]:
     return tuple(config.get("without") or ()) if config.get("probes") else ()
 
@@ -318,6 +338,7 @@ def _warm() -> None:
     # threads made from here on (the plan's callbacks) reserve this much, counted below; the
     # default would be the main thread's RLIMIT_STACK
     threading.stack_size(CALLBACK_STACK)
+    _DEFAULT_LIMITS[:] = [default_limits_sent(), Limits()]
     _BASE[:] = confine.used()
     confine.limit_files()  # the same for every plan: set now, off the run's path
 
