@@ -232,16 +232,16 @@ class _ChildSandbox(Sandbox):
 _DEFAULT_LIMITS: list[Any] = []
 
 
-def _limits(decoder: Decoder, sent: Any) -> Limits:
+def _limits(peer: _Peer, sent: Any) -> Limits:
     if _DEFAULT_LIMITS and sent == _DEFAULT_LIMITS[0]:
         return _DEFAULT_LIMITS[1]
-    return Limits(**decoder.decode(sent))
+    return Limits(**peer.decode(sent))
 
 
 def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckResult]:
-    """The sandbox for the run the host sent, and its checked plan."""
-    decoder = peer.decoder()
-    limits = _limits(decoder, payload["limits"])
+    """The sandbox for the run the host sent, and its checked plan. Each value was encoded
+    on its own, so each is decoded on its own (a reference counts within one value)."""
+    limits = _limits(peer, payload["limits"])
     code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
     if not isinstance(code, types.CodeType):
         raise CodecError("The host sent no code.")
@@ -251,7 +251,7 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
     if isinstance(names, list) and isinstance(deep, bool):  # the host's caches, not recomputed
         sandbox_module._used[code] = frozenset(map(str, names))
         stack_module._decisions[code] = deep
-    host = {str(name): decoder.decode(value) for name, value in payload["host"].items()}
+    host = {str(name): peer.decode(value) for name, value in payload["host"].items()}
     box = _ChildSandbox(
         checked,
         host=host,
@@ -259,7 +259,7 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
         log=peer.print,
         passthrough=(HostStop,),
     )
-    deadline = decoder.decode(payload.get("deadline"))
+    deadline = peer.decode(payload.get("deadline"))
     box.deadline = float(deadline) if isinstance(deadline, int | float) else None
     return box, checked
 

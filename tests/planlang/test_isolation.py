@@ -357,3 +357,15 @@ def test_the_default_limits_are_known_in_the_child_and_others_still_apply() -> N
     with pytest.raises(PlanLimitError) as caught:
         isolated(limits=Limits(steps=500)).run(loop)
     assert caught.value.kind == "steps"
+
+
+def test_host_values_that_share_parts_each_cross_as_themselves() -> None:
+    """Each host value is encoded on its own, its shared parts sent once and referred to by
+    number within it: each is decoded on its own (one decoder for all of them read the second
+    value's references as the first's parts)."""
+    shared, other = ["x", 1], ["y", 2]
+    host = {"a": [shared, shared, [shared]], "b": [other, other, [other]]}
+    assert isolated(host).run("result = [a, b]\n") == [
+        [["x", 1], ["x", 1], [["x", 1]]],
+        [["y", 2], ["y", 2], [["y", 2]]],
+    ]
