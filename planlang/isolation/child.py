@@ -228,7 +228,7 @@ class _ChildSandbox(Sandbox):
         return meter
 
 
-# The default limits as the host sends them, and made: most runs have them (made before ready).
+# The default limits as the host sends them, and made (by the fork server): most runs have them.
 _DEFAULT_LIMITS: list[Any] = []
 
 
@@ -312,8 +312,9 @@ def config_without(config: dict[str, Any]) -> tuple[str, ...]:
 # The fork server's warm-up plan. A fork shares the server's memory until it first writes a
 # page, and running a plan writes (reference counts) to thousands of pages, each then copied:
 # about 1.5 ms of a one-line plan's run. A fork runs this plan before it says it is ready, so
-# that copying happens while it waits in the pool, not while a plan waits for it.
-WARM_UP: list[CheckResult] = []
+# that copying happens while it waits in the pool, not while a plan waits for it. Kept as the
+# host would send its run (JSON bytes, less the deadline), made once by the server.
+_WARM_RUN: list[bytes] = []
 
 
 _BASE: list[float] = []  # (CPU seconds, address space) used once warm: what the limits add to
@@ -338,24 +339,30 @@ def _warm() -> None:
     # threads made from here on (the plan's callbacks) reserve this much, counted below; the
     # default would be the main thread's RLIMIT_STACK
     threading.stack_size(CALLBACK_STACK)
-    _DEFAULT_LIMITS[:] = [default_limits_sent(), Limits()]
     _BASE[:] = confine.used()
     confine.limit_files()  # the same for every plan: set now, off the run's path
 
 
+def warm_up_with(checked: CheckResult) -> None:
+    """In the fork server, once: the warm-up plan's run as a host sends it (less the
+    deadline), and the default limits as sent and made, so a fork only reads them."""
+    assert checked.code is not None
+    _DEFAULT_LIMITS[:] = [default_limits_sent(), Limits()]
+    _WARM_RUN[:] = [dumps({
+        "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
+        "filename": checked.filename, "sha256": checked.sha256,
+        "limits": _Peer().encode(dataclasses.asdict(Limits(seconds=30))),
+        "host": {"word": {"w": 1}},
+        "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
+    })]  # fmt: skip
+
+
 def _warm_run() -> None:
-    if WARM_UP:
-        checked = WARM_UP[0]
-        assert checked.code is not None
+    if _WARM_RUN:
         peer = _Peer()
-        payload = {
-            "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
-            "filename": checked.filename, "sha256": checked.sha256,
-            "limits": peer.encode(dataclasses.asdict(Limits(seconds=30))),
-            "host": {"word": {"w": 1}}, "deadline": peer.encode(time.monotonic() + 30),
-            "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
-        }  # fmt: skip
-        box, again = _prepare(peer, loads(dumps(payload)))
+        payload = loads(_WARM_RUN[0])
+        payload["deadline"] = time.monotonic() + 30
+        box, again = _prepare(peer, payload)
         box.host["word"] = lambda a, b=0: {"a": a, "b": b}
         result = peer.encode(box.run(again))
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])

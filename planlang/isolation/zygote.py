@@ -107,7 +107,7 @@ def _warm_up() -> None:
     assert small.code is not None
     stack._decisions[small.code] = False
     box.run(small)
-    child.WARM_UP.append(small)
+    child.warm_up_with(small)
     # What the sandbox imports only when it first needs it: a fork may read no code later
     # (landlock lets it read only what was loaded before it was confined).
     import resource  # noqa: F401 - the meter's fallback
