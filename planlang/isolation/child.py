@@ -259,7 +259,9 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
         log=peer.print,
         passthrough=(HostStop,),
     )
-    deadline = peer.decode(payload.get("deadline"))
+    deadline = payload.get("deadline")
+    if type(deadline) is not float:  # a float is itself; else, say, a tagged infinity
+        deadline = peer.decode(deadline)
     box.deadline = float(deadline) if isinstance(deadline, int | float) else None
     return box, checked
 
