@@ -29,3 +29,27 @@ def test_the_deep_plan_thread_waits_for_the_runtimes_stack_lock():
         assert not finished.wait(0.5)
     assert finished.wait(30)
     helper.join(30)
+
+
+def test_a_main_thread_whose_stack_fits_runs_the_plan_itself(monkeypatch):
+    """A plan's process declares its main thread's stack (main_thread_stack): a plan whose
+    stack fits runs right there; one that needs more, or work from another thread, still gets
+    a deep thread."""
+    monkeypatch.setattr(deep_stack, "_main_stack", [0])
+    deep_stack.main_thread_stack(128 * 2**20)
+    here = threading.current_thread
+
+    def where() -> threading.Thread:
+        return here()
+
+    assert deep_stack.run_on_deep_stack(where, 64 * 2**20, lambda: None) is here()
+    assert deep_stack.run_on_deep_stack(where, 256 * 2**20, lambda: None) is not here()
+    elsewhere: list[threading.Thread] = []
+
+    def from_a_thread() -> None:
+        elsewhere.append(deep_stack.run_on_deep_stack(where, 64 * 2**20, lambda: None))
+
+    helper = threading.Thread(target=from_a_thread)
+    helper.start()
+    helper.join(30)
+    assert elsewhere and elsewhere[0] is not helper

@@ -16,6 +16,7 @@ import base64
 import dataclasses
 import marshal
 import os
+import resource
 import sys
 import threading
 import time
@@ -39,7 +40,7 @@ from planlang.isolation.frames import FrameReader, dumps, loads, write_all
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
 from planlang.sandbox import deep_stack as stack_module
 from planlang.sandbox import inprocess as sandbox_module
-from planlang.sandbox.deep_stack import stack_for
+from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN, stack_for
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits, Meter
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
@@ -235,9 +236,20 @@ class _ChildSandbox(Sandbox):
         return meter
 
 
+# The default limits as the host sends them, and made (by the fork server): most runs have them.
+_DEFAULT_LIMITS: list[Any] = []
+
+
+def _limits(peer: _Peer, sent: Any) -> Limits:
+    if _DEFAULT_LIMITS and sent == _DEFAULT_LIMITS[0]:
+        return _DEFAULT_LIMITS[1]
+    return Limits(**peer.decode(sent))
+
+
 def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckResult]:
-    """The sandbox for the run the host sent, and its checked plan."""
-    limits = Limits(**peer.decode(payload["limits"]))
+    """The sandbox for the run the host sent, and its checked plan. Each value was encoded
+    on its own, so each is decoded on its own (a reference counts within one value)."""
+    limits = _limits(peer, payload["limits"])
     code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
     if not isinstance(code, types.CodeType):
         raise CodecError("The host sent no code.")
@@ -247,7 +259,7 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
     if isinstance(names, list) and isinstance(deep, bool):  # the host's caches, not recomputed
         sandbox_module._used[code] = frozenset(map(str, names))
         stack_module._decisions[code] = deep
-    host = {str(name): peer.decoder().decode(value) for name, value in payload["host"].items()}
+    host = {str(name): peer.decode(value) for name, value in payload["host"].items()}
     box = _ChildSandbox(
         checked,
         host=host,
@@ -255,7 +267,9 @@ def _prepare(peer: _Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, Check
         log=peer.print,
         passthrough=(HostStop,),
     )
-    deadline = peer.decode(payload.get("deadline"))
+    deadline = payload.get("deadline")
+    if type(deadline) is not float:  # a float is itself; else, say, a tagged infinity
+        deadline = peer.decode(deadline)
     box.deadline = float(deadline) if isinstance(deadline, int | float) else None
     return box, checked
 
@@ -264,11 +278,11 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
     box, checked = _prepare(peer, payload)
     limits = box.limits
     deep = stack_for(limits.steps)
-    threading.stack_size(CALLBACK_STACK)
     if deep in _PRESTARTED:
         deep = 0  # that thread's stack is in the base already
     memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
-    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE)
+    confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,
+                            files=False)  # those were set before ready  # fmt: skip
     confine.strict()
     probe = payload.get("probe")
     if probe is not None:
@@ -292,6 +306,15 @@ def _run(peer: _Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]
         return False, ["runtime", "TypeError", str(error), None, None]
 
 
+def default_limits_sent() -> Any:
+    """``Limits()`` as a host sends it (``parent._limits_payload``), read back from JSON."""
+    return loads(dumps(Encoder(_no_handles).encode(dataclasses.asdict(Limits()))))
+
+
+def _no_handles(value: Any) -> Any:
+    raise CodecError(f"A {type(value).__name__} is not a limit.")
+
+
 def config_without(config: dict[str, Any]) -> tuple[str, ...]:
     return tuple(config.get("without") or ()) if config.get("probes") else ()
 
@@ -299,8 +322,9 @@ def config_without(config: dict[str, Any]) -> tuple[str, ...]:
 # The fork server's warm-up plan. A fork shares the server's memory until it first writes a
 # page, and running a plan writes (reference counts) to thousands of pages, each then copied:
 # about 1.5 ms of a one-line plan's run. A fork runs this plan before it says it is ready, so
-# that copying happens while it waits in the pool, not while a plan waits for it.
-WARM_UP: list[CheckResult] = []
+# that copying happens while it waits in the pool, not while a plan waits for it. Kept as the
+# host would send its run (JSON bytes, less the deadline), made once by the server.
+_WARM_RUN: list[bytes] = []
 
 
 _BASE: list[float] = []  # (CPU seconds, address space) used once warm: what the limits add to
@@ -310,41 +334,67 @@ _PRESTARTED: list[int] = []  # the stack size of the deep-stack thread started b
 def _warm() -> None:
     """Prepare and run the warm-up plan as the host would send it (a host word answered
     here), then note what the process uses: the base its per-plan limits are counted from."""
-    if WARM_UP:
-        checked = WARM_UP[0]
-        assert checked.code is not None
+    _warm_run()
+    # A plan with a loop runs on the main thread, whose stack the fork server's start made
+    # deep enough (boot.py; the stack grows, within the address-space limit, as it is used).
+    # Where it could not, the deep-stack thread for the default limits is started now (its
+    # stack is then part of the base the memory limit adds to).
+    soft, _hard = resource.getrlimit(resource.RLIMIT_STACK)
+    room = MAX_STACK if soft == resource.RLIM_INFINITY else soft - STACK_MARGIN
+    stack_module.main_thread_stack(room)
+    stack = stack_for(Limits().steps)
+    if stack > room:
+        stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
+        _PRESTARTED[:] = [stack]
+    # threads made from here on (the plan's callbacks) reserve this much, counted below; the
+    # default would be the main thread's RLIMIT_STACK
+    threading.stack_size(CALLBACK_STACK)
+    _BASE[:] = confine.used()
+    confine.limit_files()  # the same for every plan: set now, off the run's path
+
+
+def warm_up_with(checked: CheckResult) -> None:
+    """In the fork server, once: the warm-up plan's run as a host sends it (less the
+    deadline), and the default limits as sent and made, so a fork only reads them."""
+    assert checked.code is not None
+    _DEFAULT_LIMITS[:] = [default_limits_sent(), Limits()]
+    _WARM_RUN[:] = [dumps({
+        "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
+        "filename": checked.filename, "sha256": checked.sha256,
+        "limits": _Peer().encode(dataclasses.asdict(Limits(seconds=30))),
+        "host": {"word": {"w": 1}},
+        "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
+    })]  # fmt: skip
+
+
+def _warm_run() -> None:
+    if _WARM_RUN:
         peer = _Peer()
-        payload = {
-            "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
-            "filename": checked.filename, "sha256": checked.sha256,
-            "limits": peer.encode(dataclasses.asdict(Limits(seconds=30))),
-            "host": {"word": {"w": 1}}, "deadline": peer.encode(time.monotonic() + 30),
-            "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
-        }  # fmt: skip
-        box, again = _prepare(peer, loads(dumps(payload)))
+        payload = loads(_WARM_RUN[0])
+        payload["deadline"] = time.monotonic() + 30
+        box, again = _prepare(peer, payload)
         box.host["word"] = lambda a, b=0: {"a": a, "b": b}
         result = peer.encode(box.run(again))
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
-    # the deep-stack thread a plan with a loop runs on, for the default limits: started now
-    # (its stack is then part of the base the memory limit adds to)
-    stack = stack_for(Limits().steps)
-    stack_module._idle.setdefault(stack, []).append(stack_module._DeepThread(stack))
-    _PRESTARTED[:] = [stack]
-    _BASE[:] = confine.used()
 
 
 def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any]) -> None:
-    """Say ready with the layers, run the one plan the host sends, answer, exit."""
+    """Say ready with the layers, run the one plan the host sends, answer, exit. All that
+    does not depend on the run is made before ready; a run's host says ``go`` as it takes
+    this process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
     _warm()
-    write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     reader = FrameReader(read_fd, 2**31)
-    message = reader.read()
+    peer = _Peer()
+    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
+                             workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
+    message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU
+    if message == ["go"]:
+        message = reader.read()  # the run, on its way: polled for
     if not message or message[0] != "q" or message[3] != "run":
         os._exit(2)
     rid = message[1]
-    peer = _Peer()
-    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
-                             default_context=rid, workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    peer.endpoint.default_context = rid
     try:
         ok, answer = _run(peer, message[4], bool(config.get("probes")))
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure

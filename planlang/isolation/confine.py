@@ -33,7 +33,7 @@ from typing import Any
 from planlang.isolation import seccomp
 from planlang.isolation.syscalls import _X86_64, Layer, _prctl, _syscall
 
-__all__ = ["Layer", "enter", "limit_resources", "prepare", "strict", "used"]
+__all__ = ["Layer", "enter", "limit_files", "limit_resources", "prepare", "strict", "used"]
 
 
 # -- namespaces ------------------------------------------------------------------------------
@@ -302,26 +302,39 @@ def used() -> list[float]:
     return [usage.ru_utime + usage.ru_stime, virtual]
 
 
+OPEN_FILES = 64
+FILE_BYTES = 2**24
+
+
+def limit_files(open_files: int = OPEN_FILES, file_bytes: int = FILE_BYTES) -> None:
+    """The limits that are the same for every plan: open files, file size, no core (a
+    child sets them before it says ready; OSError or ValueError if the kernel refuses)."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def limit_resources(
     *,
     cpu_seconds: float,
     memory_bytes: int,
-    open_files: int = 64,
-    file_bytes: int = 2**24,
+    open_files: int = OPEN_FILES,
+    file_bytes: int = FILE_BYTES,
     base: list[float] | None = None,
+    files: bool = True,
 ) -> Layer:
     """Hard resource limits for one plan run, counted from what the process uses now, or
     from ``base`` (``used()`` of a moment ago: the child measures it before it says ready,
-    so a plan's start does not wait for it)."""
+    so a plan's start does not wait for it). ``files=False``: ``limit_files`` was called
+    already (the child does so before ready); only the plan's own limits are set here."""
     cpu_used, virtual = base or used()
     cpu = int(cpu_used + cpu_seconds) + 1
     address = int(virtual) + memory_bytes
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_AS, (address, address))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if files:
+            limit_files(open_files, file_bytes)
     except (OSError, ValueError) as error:
         return Layer("resource limits", False, f"setrlimit failed: {error}")
     detail = (

@@ -20,7 +20,7 @@ from collections import deque
 from typing import Any
 
 from planlang.errors import PlanLimitError
-from planlang.isolation.frames import MAX_FRAME, FrameReader
+from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
 from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool", "discard_later"]
@@ -63,6 +63,14 @@ class Child:
             raise RuntimeError(f"A plan process did not start ({why}; see `planlang doctor`).")
         self.layers = ready[1]
         return self
+
+    def wake(self) -> None:
+        """Tell the process a run has taken it, before the run is made: it wakes meanwhile
+        (if it has died, the run's channel finds out)."""
+        try:
+            write_all(self.writer, ["go"])
+        except OSError:
+            pass
 
     def take(self) -> tuple[FrameReader, int]:
         """Its pipes, for the run's channel (which closes them from now on)."""
@@ -138,6 +146,7 @@ class Pool:
             if child is None:
                 child = self._start()
             if child.alive():
+                child.wake()
                 self.last = child
                 return child
             child.discard()  # died while waiting: drop it, take the next

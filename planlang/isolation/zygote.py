@@ -25,12 +25,15 @@ import sys
 import threading
 from typing import Any
 
+from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
+
 __all__ = ["Zygote", "serve"]
 
-_BOOT = (
-    "import sys, json; config = json.loads(sys.argv[1]); sys.path[:0] = config['path']; "
-    "from planlang.isolation.zygote import serve; serve(config)"
-)
+_BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
+# The stack the main thread of the server, and so of every fork, may grow to (boot.py raises
+# RLIMIT_STACK to it): the deepest any plan needs, and room for the frames beneath the plan.
+# Only reserved (untouched pages cost nothing), and counted in each plan's address space.
+MAIN_STACK = MAX_STACK + STACK_MARGIN
 _ENV = {"MALLOC_ARENA_MAX": "2"}  # not a secret: glibc's arenas, kept inside RLIMIT_AS
 
 
@@ -104,7 +107,7 @@ def _warm_up() -> None:
     assert small.code is not None
     stack._decisions[small.code] = False
     box.run(small)
-    child.WARM_UP.append(small)
+    child.warm_up_with(small)
     # What the sandbox imports only when it first needs it: a fork may read no code later
     # (landlock lets it read only what was loaded before it was confined).
     import resource  # noqa: F401 - the meter's fallback
@@ -148,9 +151,10 @@ class Zygote:
     def __init__(self, *, probes: bool = False, without: tuple[str, ...] = ()):
         host_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"path": [p for p in sys.path if p], "probes": probes,
-                  "without": list(without), "control": server_end.fileno()}  # fmt: skip
+                  "without": list(without), "control": server_end.fileno(),
+                  "stack": MAIN_STACK}  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-I", "-c", _BOOT, json.dumps(config)],
+            [sys.executable, "-I", _BOOT, json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=dict(_ENV), close_fds=True, pass_fds=(server_end.fileno(),), cwd="/",
             start_new_session=True,

@@ -19,7 +19,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["deep_settings", "needs_deep_stack", "run_on_deep_stack", "stack_for"]
+__all__ = [
+    "deep_settings",
+    "main_thread_stack",
+    "needs_deep_stack",
+    "run_on_deep_stack",
+    "stack_for",
+]
 
 T = TypeVar("T")
 
@@ -28,6 +34,7 @@ T = TypeVar("T")
 BYTES_PER_STEP = 96
 MIN_STACK = 64 * 2**20
 MAX_STACK = 2**30
+STACK_MARGIN = 64 * 2**20  # of a main thread's stack: for the frames beneath the plan's
 _STRAIGHT_LINE_LIMIT = 4096  # bytes of bytecode a loop-free plan may have and still run inline
 
 _LOCK = threading.Lock()  # guards the pool of idle deep threads
@@ -84,14 +91,24 @@ class _DeepThread:
 
 _idle: dict[int, list[_DeepThread]] = {}  # stack size -> threads waiting for work
 _MAX_IDLE = 4
+_main_stack = [0]  # bytes of stack a plan may use on this process's main thread
+
+
+def main_thread_stack(size: int) -> None:
+    """Say that this process's main thread may use ``size`` bytes of stack (a plan's process,
+    started with RLIMIT_STACK raised for it): plans that fit run on it, with no thread."""
+    _main_stack[0] = max(0, size)
 
 
 def run_on_deep_stack(work: Callable[[], T], stack: int, on_interrupt: Callable[[], Any]) -> T:
     """Call ``work()`` on a thread with a ``stack``-byte stack; return or raise its outcome.
 
     Ctrl-C while waiting calls ``on_interrupt`` (which must make ``work`` stop soon), waits
-    for the work to end, and raises ``KeyboardInterrupt``.
+    for the work to end, and raises ``KeyboardInterrupt``. On a main thread whose stack is
+    known to fit (``main_thread_stack``), ``work`` runs right there.
     """
+    if stack <= _main_stack[0] and threading.current_thread() is threading.main_thread():
+        return work()
     with _LOCK:
         pool = _idle.setdefault(stack, [])
         worker = pool.pop() if pool else None

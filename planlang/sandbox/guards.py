@@ -8,6 +8,7 @@ allowed attributes is looked up once per access.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterator
 from itertools import chain, islice
@@ -47,7 +48,12 @@ class Guards:
         self.plan_globals = plan_globals
         self.walks = Walks(meter, plan_globals, self.getiter)
         self.sizes = Sizes(meter, self.walks, self.getiter)
-        self._wrappers = wrappers(self.sizes, self.walks)
+
+    @functools.cached_property
+    def _wrappers(self) -> dict[str, Callable[[Any], Callable[..., Any]]]:
+        """The table of guarded methods, made when a plan first calls one: a third of a small
+        plan's set-up, and most plans call none (then kept: an attribute, as fast as before)."""
+        return wrappers(self.sizes, self.walks)
 
     # -- attributes ------------------------------------------------------------------------
 

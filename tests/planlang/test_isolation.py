@@ -343,3 +343,29 @@ def test_process_and_inprocess_give_the_same_outcome(source: str, seed: int) -> 
         assert process[0] == "limit"  # which of two limits a machine meets first may differ
     else:
         assert process == inproc
+
+
+def test_the_default_limits_are_known_in_the_child_and_others_still_apply() -> None:
+    """The child makes ``Limits()`` before it is ready and uses it when the host sends the
+    default (compared as sent); any other limits are read from the run, as before."""
+    from planlang.isolation import child, parent
+    from planlang.isolation.frames import dumps, loads
+
+    assert loads(dumps(parent._limits_payload(Limits()))) == child.default_limits_sent()
+    loop = "n = 0\nfor i in range(2000):\n    n = n + 1\nresult = n\n"
+    assert Sandbox(isolation="process").run(loop) == 2000
+    with pytest.raises(PlanLimitError) as caught:
+        isolated(limits=Limits(steps=500)).run(loop)
+    assert caught.value.kind == "steps"
+
+
+def test_host_values_that_share_parts_each_cross_as_themselves() -> None:
+    """Each host value is encoded on its own, its shared parts sent once and referred to by
+    number within it: each is decoded on its own (one decoder for all of them read the second
+    value's references as the first's parts)."""
+    shared, other = ["x", 1], ["y", 2]
+    host = {"a": [shared, shared, [shared]], "b": [other, other, [other]]}
+    assert isolated(host).run("result = [a, b]\n") == [
+        [["x", 1], ["x", 1], [["x", 1]]],
+        [["y", 2], ["y", 2], [["y", 2]]],
+    ]

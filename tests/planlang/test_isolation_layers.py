@@ -12,6 +12,7 @@ Where this machine lacks a layer the test says so and skips; it never passes sil
 from __future__ import annotations
 
 import os
+import resource
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 import planlang.isolation
 from planlang.isolation.pool import Pool
 from planlang.isolation.testing import run_probe
+from planlang.sandbox import deep_stack
 
 KERNEL = ("network namespace", "landlock", "seccomp")
 HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
@@ -187,3 +189,78 @@ def test_the_memory_meter_reads_its_own_process_under_every_layer(pools) -> None
         "result = limits._statm is not None and limits._statm[0] == os.getpid()\n"
     )
     assert probe(pools, KERNEL, source) == "True"
+
+
+def test_the_resource_limits_hold_where_the_plan_runs(pools) -> None:  # type: ignore[no-untyped-def]
+    """Open files, file size and core dumps are limited before the child says ready, CPU
+    seconds and address space when its run arrives: all of them, hard, when the plan runs,
+    and none can be raised again (the hook off: the kernel itself refuses)."""
+    source = (
+        "import resource\n"
+        "names = ('NOFILE', 'FSIZE', 'CORE', 'CPU', 'AS')\n"
+        "limits = {n: resource.getrlimit(getattr(resource, 'RLIMIT_' + n)) for n in names}\n"
+        "try:\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))\n"
+        "    raised = 'raised'\n"
+        "except (OSError, ValueError) as error:\n"
+        "    raised = str(error)\n"
+        "result = [limits, raised]\n"
+    )
+    outcome = probe(pools, KERNEL, HOOK_OFF + source)
+    limits, raised = eval(outcome)  # noqa: S307 - the repr of the probe's own plain data
+    assert limits["NOFILE"] == (64, 64)
+    assert limits["FSIZE"] == (2**24, 2**24)
+    assert limits["CORE"] == (0, 0)
+    for name in ("CPU", "AS"):
+        soft, hard = limits[name]
+        assert hard != resource.RLIM_INFINITY and 0 < soft <= hard, (name, limits[name])
+    assert raised == "not allowed to raise maximum limit"  # CPython's words for EPERM
+
+
+def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-untyped-def]
+    """A child serves one run: what one run leaves in its process (a module's global, a
+    file in its scratch directory) is not there for the next, which runs in another process."""
+    leave = (
+        "import os\nimport planlang\nplanlang.left_behind = os.getpid()\n"
+        "open('left.txt', 'w').write('x')\nresult = [os.getpid(), os.getcwd()]\n"
+    )
+    look = (
+        "import os\nimport planlang\n"
+        "result = [os.getpid(), os.getcwd(), getattr(planlang, 'left_behind', None),"
+        " os.path.exists('left.txt')]\n"
+    )
+    first_pid, first_scratch = eval(probe(pools, KERNEL, HOOK_OFF + leave))  # noqa: S307
+    pid, scratch, left, exists = eval(probe(pools, KERNEL, HOOK_OFF + look))  # noqa: S307
+    assert pid != first_pid and scratch != first_scratch
+    assert left is None and exists is False
+    assert not os.path.exists(first_scratch)  # the first child's scratch is gone
+
+
+def test_a_plan_runs_on_its_process_main_thread_with_the_deep_stack(pools) -> None:  # type: ignore[no-untyped-def]
+    """The fork server started with RLIMIT_STACK raised (boot.py), so a plan with loops, even
+    one of the largest step limit, runs on its process's main thread: no thread is started for
+    it, and none waits in the process before the run."""
+    source = (
+        "import resource, threading\nfrom planlang.sandbox import deep_stack\n"
+        "threads = threading.active_count()\n"
+        "on_main = deep_stack.run_on_deep_stack(\n"
+        "    lambda: threading.current_thread() is threading.main_thread(),\n"
+        "    deep_stack.MAX_STACK, lambda: None)\n"
+        "result = [threads, on_main, resource.getrlimit(resource.RLIMIT_STACK)[0]]\n"
+    )
+    threads, on_main, stack = eval(probe(pools, KERNEL, source))  # noqa: S307
+    assert threads == 1 and on_main is True
+    assert stack >= deep_stack.MAX_STACK + deep_stack.STACK_MARGIN
+
+
+def test_a_tuple_nested_past_the_default_stack_hashes_on_the_main_thread() -> None:
+    """Three million levels (a 1 GiB stack's worth, past a 8 MiB stack's 100,000) hash in the
+    plan's process as they do in one process: the main thread's stack grows that far."""
+    from planlang import Limits, Sandbox
+
+    plan = (
+        "t = ()\nfor i in range(1000000):\n    for j in range(3):\n        t = (t,)\n"
+        "result = hash(t) != 0\n"
+    )
+    box = Sandbox(limits=Limits(steps=9_500_000, seconds=120), isolation="process")
+    assert box.run(plan) is True

@@ -1,0 +1,47 @@
+"""The fork server's first lines, run as a script before any of planlang is imported.
+
+``python -I boot.py CONFIG``: where RLIMIT_STACK is below what the host asks for
+(``config["stack"]``, the deepest stack a plan may need) and may be raised, it is raised and the
+interpreter starts again, once, for the kernel leaves room below the main thread's stack only
+for the limit it had when the program started. So a plan runs on its process's main thread,
+however deep its step limit lets it nest, and no plan process starts a thread for it. Then the
+server proper (``planlang.isolation.zygote.serve``) runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+
+def _raised(config: dict[str, object]) -> bool:
+    """True if the stack limit was raised and this process must start again to have it."""
+    want = int(str(config.get("stack") or 0))
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    infinity = resource.RLIM_INFINITY
+    if config.get("again") or not want or soft == infinity or soft >= want:
+        return False
+    if hard != infinity and hard < want:
+        return False
+    try:
+        resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    if _raised(config):
+        again = json.dumps({**config, "again": True})
+        os.execv(sys.executable, [sys.executable, "-I", __file__, again])  # noqa: S606
+    sys.path[:0] = config["path"]
+    from planlang.isolation.zygote import serve
+
+    serve(config)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The fork server's start (planlang.isolation.boot): the main thread's stack limit raised
+where it may be, and left alone where it may not (plans then run on a thread of their own)."""
+
+from __future__ import annotations
+
+import resource
+from typing import Any
+
+import pytest
+
+from planlang.isolation import boot
+
+MiB = 2**20
+
+
+@pytest.fixture
+def limits(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    state: dict[str, Any] = {"now": (8 * MiB, resource.RLIM_INFINITY), "set": None}
+    monkeypatch.setattr(resource, "getrlimit", lambda which: state["now"])
+    monkeypatch.setattr(resource, "setrlimit", lambda which, value: state.update(set=value))
+    return state
+
+
+def test_a_lower_stack_limit_is_raised_and_the_server_starts_again(limits) -> None:  # type: ignore[no-untyped-def]
+    assert boot._raised({"stack": 1088 * MiB}) is True
+    assert limits["set"] == (1088 * MiB, resource.RLIM_INFINITY)
+
+
+@pytest.mark.parametrize(
+    ("now", "config"),
+    [
+        ((8 * MiB, 16 * MiB), {"stack": 1088 * MiB}),  # the hard limit is too low
+        ((2048 * MiB, resource.RLIM_INFINITY), {"stack": 1088 * MiB}),  # high enough already
+        ((resource.RLIM_INFINITY, resource.RLIM_INFINITY), {"stack": 1088 * MiB}),
+        ((8 * MiB, resource.RLIM_INFINITY), {"stack": 1088 * MiB, "again": True}),  # once only
+        ((8 * MiB, resource.RLIM_INFINITY), {}),
+    ],
+    ids=["hard-limit-too-low", "high-enough", "unlimited", "started-again-already", "not-asked"],
+)
+def test_the_stack_limit_is_left_alone(limits, now, config) -> None:  # type: ignore[no-untyped-def]
+    limits["now"] = now
+    assert boot._raised(config) is False
+    assert limits["set"] is None
