@@ -346,7 +346,7 @@ class _Session:
                 result, steps = data
                 self.meter.steps = int(steps)
                 return self.decode(result)
-        except (CodecError, TypeError, ValueError) as bad:  # what no child of ours would send
+        except (CodecError, TypeError, ValueError, OverflowError) as bad:  # no child of ours
             raise PlanRuntimeError(f"TypeError: {bad}", error_type="TypeError") from None
         raise error
 
