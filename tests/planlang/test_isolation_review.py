@@ -12,6 +12,7 @@ REVIEW 3: a child answering the run with infinite steps made ``Sandbox.run`` rai
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import threading
@@ -77,18 +78,24 @@ def _nested(depth: int) -> object:
 
 
 @pytest.mark.parametrize(
-    "value",
+    ("value", "ascii"),
     [
-        _distinct_strings(25_000),  # counted, at under half its cost
-        {f"{i:x}": 0 for i in range(20_000)},  # distinct keys: counted at half their cost
-        [_nested(6) for _ in range(980)],  # under the size that is not counted
+        (_distinct_strings(25_000), False),  # counted, at under half its cost
+        ({f"{i:x}": 0 for i in range(20_000)}, False),  # distinct keys: half their cost
+        ([_nested(6) for _ in range(980)], False),  # under the size that is not counted
+        ("a" * 300_000 + "\U0001f600", False),  # one wide character: four bytes each, not one
+        ("a" * 300_000 + "\U0001f600", True),  # the same as ASCII JSON: \\ud83d\\ude00
     ],
-    ids=["short strings", "dict keys", "nested dicts"],
+    ids=["short strings", "dict keys", "nested dicts", "wide text", "escaped wide text"],
 )
-def test_a_frame_the_budget_lets_through_decodes_within_it(value: object) -> None:
+def test_a_frame_the_budget_lets_through_decodes_within_it(value: object, ascii: bool) -> None:
     """REVIEW 2. Whatever frame a reader with a budget takes, what it decodes to stays within
     that budget (or the frame is refused as too costly)."""
-    body = orjson.dumps(["a", 1, True, [value, 0]])
+    message = ["a", 1, True, [value, 0]]
+    if ascii:  # as the standard library writes what orjson declines
+        body = json.dumps(message, separators=(",", ":")).encode("ascii")
+    else:
+        body = orjson.dumps(message)
     frame = struct.pack(">Id", len(body), time.monotonic()) + body
     read_end, write_end = os.pipe()
     reader = FrameReader(read_end)
