@@ -136,9 +136,12 @@ class FrameReader:
     def _afford(self, body: bytes | bytearray | memoryview) -> None:
         assert self.budget is not None
         data = bytes(body)
-        # a bound, not a guess: a dict, a list, an item's pointer, a string (two quotes: a
-        # str's header and its pointer), a dict's entry (its slots, as it grows)
-        cost = (len(data) + 200 * data.count(b"{") + 64 * data.count(b"[")
+        # a bound, not a guess: its text (four bytes a character once one is wide, as a
+        # byte past ASCII or an escape may make it), a dict, a list, an item's pointer, a
+        # string (two quotes: a str's header), a dict's entry (its slots, as it grows)
+        narrow = data.isascii() and b"\\u" not in data
+        cost = ((len(data) if narrow else 4 * len(data))
+                + 200 * data.count(b"{") + 64 * data.count(b"[")
                 + 32 * data.count(b",") + 40 * data.count(b'"')
                 + 96 * data.count(b":"))  # fmt: skip
         if cost > self.budget:
