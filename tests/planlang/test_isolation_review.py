@@ -134,3 +134,29 @@ def test_a_run_answer_with_infinite_steps_ends_with_a_plan_error(pool: Pool, bod
     box._probe = {"probe": INFINITE_STEPS.replace("BODY", repr(body))}  # type: ignore[attr-defined]
     with pytest.raises(PlanError):
         box.run("result = None\n")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="REVIEW 4, not fixed: the child runs callbacks from host "
+    "threads that serve nothing on at most 16 threads (MAX_CALLBACK_THREADS)",
+)
+def test_a_fan_out_of_fan_outs_on_the_hosts_own_threads_ends_as_in_one_process() -> None:
+    """REVIEW 4 (on main too). An embedder's fan-out word runs each plan function on a thread
+    of its own: 16 at once that each fan out again take every thread the child runs callbacks
+    on, and the inner callbacks queue behind them until the time limit. In one process the
+    plan finishes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads = ThreadPoolExecutor(64)
+
+    def fan(fns: list[Callable[[], int]]) -> list[int]:
+        return [future.result() for future in [threads.submit(fn) for fn in fns]]
+
+    source = "result = sum(fan([lambda: sum(fan([lambda: 1])) for _ in range(16)]))\n"
+    try:
+        for mode in MODES:
+            box = Sandbox(host={"fan": fan}, limits=Limits(seconds=3), isolation=mode)
+            assert box.run(source) == 16, mode
+    finally:
+        threads.shutdown(wait=False, cancel_futures=True)
