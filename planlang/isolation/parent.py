@@ -112,7 +112,8 @@ class _Session:
         self.ended: PlanLimitError | None = None
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
-        # what the plan sends costs the host no more memory than the plan itself may use
+        # one frame the plan sends decodes to no more than the plan itself may use (per
+        # frame: frames queued at once add up, see docs/SECURITY.md)
         reader.set_budget(box.limits.memory_mb * 2**20)
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
 
