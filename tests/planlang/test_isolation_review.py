@@ -130,10 +130,22 @@ result = None
 """
 
 
-@pytest.mark.parametrize("body", ['["a", R, true, [0, 1e400]]', '["p", R, [0, Infinity]]'])
-def test_a_run_answer_with_infinite_steps_ends_with_a_plan_error(pool: Pool, body: str) -> None:
+DEEP = "[" * 1020 + "]" * 1020  # orjson reads it (1,024 levels); str() of it recurses too far
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '["a", R, true, [0, 1e400]]',
+        '["p", R, [0, Infinity]]',
+        '["a", R, false, ["runtime", ' + DEEP + ', "m", null, null]]',  # REVIEW 3b
+    ],
+    ids=["infinite steps", "infinite steps, plain", "deep error kind"],
+)
+def test_a_crafted_run_answer_ends_with_a_plan_error(pool: Pool, body: str) -> None:
     """REVIEW 3. JSON the standard library reads as infinity (orjson declines it) for the
-    run's step count: int() of it raised OverflowError out of Sandbox.run."""
+    run's step count: int() of it raised OverflowError out of Sandbox.run. REVIEW 3b (on main
+    too): an error whose kind nests 1,020 lists deep: str() of it raised RecursionError."""
     box = Sandbox(limits=Limits(seconds=3), isolation="process")
     box._pool = pool  # type: ignore[attr-defined]
     box._probe = {"probe": INFINITE_STEPS.replace("BODY", repr(body))}  # type: ignore[attr-defined]
