@@ -347,7 +347,9 @@ class _Session:
                 result, steps = data
                 self.meter.steps = int(steps)
                 return self.decode(result)
-        except (CodecError, TypeError, ValueError, OverflowError) as bad:  # no child of ours
+        # what no child of ours would send (inf steps: OverflowError; a kind nested 1,020
+        # deep: str() of it, RecursionError)
+        except (CodecError, TypeError, ValueError, OverflowError, RecursionError) as bad:
             raise PlanRuntimeError(f"TypeError: {bad}", error_type="TypeError") from None
         raise error
 
