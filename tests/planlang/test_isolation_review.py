@@ -189,6 +189,7 @@ box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]
 w, slow = box.host['w'].fn.wid, box.host['slow'].fn.wid
 write_all(ep._writer, ['q', 9, ep.default_context, 'call', [w, [{'c': 1}], {'d': []}, None]])
 ask = ep._reader.read()  # the host calls the plan function back: its thread waits on ask[1]
+other = ep._reader.read()  # and again from a second thread, which reads for both
 for i in range(MAX_PENDING + 200):  # each for that waiting thread, queued in its inbox
     write_all(ep._writer, ['q', 10 + i, ask[1], 'call', [slow, ['x' * 1000], {'d': []}, None]])
 time.sleep(30)
@@ -196,22 +197,24 @@ result = None
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="REVIEW 5, not fixed: MAX_PENDING bounds only requests "
-    "for the spare pool, not those queued for a waiting thread",
-)
 def test_a_flood_of_requests_for_a_waiting_thread_ends_the_run(pool: Pool) -> None:
     """REVIEW 5 (on main too). Requests for a host thread that waits on a callback queue in
-    its inbox while it serves them one by one: a child sending thousands is not refused (as
-    it is for the spare pool), and each frame may decode to the whole memory budget."""
+    its inbox while it serves them one by one and another thread reads the pipe: a child
+    sending thousands was not refused (as it is for the spare pool), each frame up to the
+    whole memory budget."""
     calls: list[int] = []
 
     def slow(text: str) -> None:
         calls.append(1)
         time.sleep(0.5)
 
-    box = Sandbox(host={"w": lambda f: f(), "slow": slow}, limits=Limits(seconds=3),
+    def w(f: Callable[[], None]) -> None:
+        second = threading.Thread(target=f)
+        second.start()
+        f()
+        second.join()
+
+    box = Sandbox(host={"w": w, "slow": slow}, limits=Limits(seconds=3),
                   isolation="process")  # fmt: skip
     box._pool = pool  # type: ignore[attr-defined]
     box._probe = {"probe": FLOOD_A_WAITING_THREAD}  # type: ignore[attr-defined]
