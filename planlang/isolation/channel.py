@@ -290,6 +290,8 @@ class Endpoint:
             return True
         inbox = self._waiters.get(context) if context is not None else None
         if inbox is not None:
+            if inbox.qsize() >= MAX_PENDING:  # a thread busy serving: its queue is bounded too
+                raise CodecError(f"more than {MAX_PENDING:,} requests waited for one thread")
             inbox.put(message)
             return False
         with self._mutex:
