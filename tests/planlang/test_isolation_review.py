@@ -174,10 +174,20 @@ def test_a_fan_out_of_fan_outs_on_the_hosts_own_threads_ends_as_in_one_process()
     def fan(fns: list[Callable[[], int]]) -> list[int]:
         return [future.result() for future in [threads.submit(fn) for fn in fns]]
 
-    source = "result = sum(fan([lambda: sum(fan([lambda: 1])) for _ in range(16)]))\n"
+    source = "result = sum(fan([lambda: sum(fan_in([lambda: 1])) for _ in range(16)]))\n"
     try:
         for mode in MODES:
-            box = Sandbox(host={"fan": fan}, limits=Limits(seconds=3), isolation=mode)
+            # every outer function is running before any fans out again: no race decides it
+            barrier = threading.Barrier(16, timeout=HANG_GUARD)
+
+            def fan_in(
+                fns: list[Callable[[], int]], barrier: threading.Barrier = barrier
+            ) -> list[int]:
+                barrier.wait()
+                return fan(fns)
+
+            host = {"fan": fan, "fan_in": fan_in}
+            box = Sandbox(host=host, limits=Limits(seconds=3), isolation=mode)
             assert box.run(source) == 16, mode
     finally:
         threads.shutdown(wait=False, cancel_futures=True)
