@@ -290,6 +290,10 @@ class Endpoint:
             return True
         inbox = self._waiters.get(context) if context is not None else None
         if inbox is not None:
+            # a thread busy serving has a bounded queue too: a child's requests for one thread
+            # come one at a time (its notices, what a plan prints, may come faster)
+            if kind == "q" and inbox.qsize() >= MAX_PENDING:
+                raise CodecError(f"more than {MAX_PENDING:,} requests waited for one thread")
             inbox.put(message)
             return False
         with self._mutex:

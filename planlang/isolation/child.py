@@ -35,6 +35,7 @@ from planlang.isolation.codec import (
     encode_arguments,
     flat,
     plain_answer,
+    shares_lists,
 )
 from planlang.isolation.frames import FrameReader, dumps, loads, write_all
 from planlang.isolation.wire import HostStop, describe, plan_error, raised
@@ -142,7 +143,9 @@ class _Peer:
             result = fn(*positional, **keywords)
             if flat(result):
                 return True, result
-            if plain_answer(result):  # the usual result of a thunk: a host word's answer
+            # the usual result of a thunk (a host word's answer), unless a list in it is there
+            # twice: the host holds it as one list, as it holds the plan's own in one process
+            if plain_answer(result) and not shares_lists(result):
                 return PLAIN, result
             return True, self.encode(result)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data

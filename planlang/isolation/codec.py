@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "finite",
-           "flat", "plain_answer"]  # fmt: skip
+           "flat", "plain_answer", "shares_lists"]  # fmt: skip
 
 _BIG = 2**63
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
@@ -125,6 +125,17 @@ def plain_answer(value: Any) -> bool:
                 continue
             return False
     return True
+
+
+def shares_lists(value: dict[Any, Any]) -> bool:
+    """Whether one list is under two keys of a dict (plain JSON would make it two)."""
+    seen = 0
+    ids = set()
+    for item in value.values():
+        if type(item) is list:
+            seen += 1
+            ids.add(id(item))
+    return len(ids) != seen
 
 
 class CodecError(TypeError):

@@ -28,9 +28,9 @@ __all__ = ["FrameReader", "FrameTooCostly", "MAX_FRAME", "dumps", "loads", "read
 _HEADER = struct.Struct(">Id")
 assert _HEADER.size == 12  # written as 12 on the read's fast path
 MAX_FRAME = 256 * 2**20  # what the host reads from a plan's process in one frame
-# Bytes of the reader's memory one byte of JSON can become, at most: ``{},`` is three bytes and
-# an empty dict in a list about 72; ``{"":0}`` six bytes and a dict of 184.
-_EXPANSION = 32
+# Bytes of the reader's memory one byte of JSON can become, at most (measured with tracemalloc):
+# ``[],`` is three bytes and a list of 64; ``{"":`` nested, five bytes a dict of 184 (37 a byte).
+_EXPANSION = 40
 
 
 class FrameTooCostly(CodecError):
@@ -127,15 +127,23 @@ class FrameReader:
         """Refuse frames whose decoded objects could take more than about ``nbytes`` of this
         process's memory (FrameTooCostly): a frame of ``[],`` repeated decodes to twenty times
         its size. A frame that small enough cannot is read as it is; a larger one has its
-        containers and items counted first (bytes.count, about a millisecond a megabyte)."""
+        containers, items, strings and keys counted first (bytes.count, a few milliseconds a
+        megabyte). The bound is on what the decoded value keeps; the pipe's bytes (up to
+        ``limit``) and the parser's own work are not counted."""
         self.budget = nbytes
         self._cheap = min(self.limit, nbytes // _EXPANSION)
 
     def _afford(self, body: bytes | bytearray | memoryview) -> None:
         assert self.budget is not None
         data = bytes(body)
-        cost = (len(data) + 200 * data.count(b"{") + 64 * data.count(b"[")
-                + 32 * data.count(b","))  # fmt: skip
+        # a bound, not a guess: its text (four bytes a character once one is wide, as a
+        # byte past ASCII or an escape may make it), a dict, a list, an item's pointer, a
+        # string (two quotes: a str's header), a dict's entry (its slots, as it grows)
+        narrow = data.isascii() and b"\\u" not in data
+        cost = ((len(data) if narrow else 4 * len(data))
+                + 200 * data.count(b"{") + 64 * data.count(b"[")
+                + 32 * data.count(b",") + 40 * data.count(b'"')
+                + 96 * data.count(b":"))  # fmt: skip
         if cost > self.budget:
             raise FrameTooCostly(
                 f"A value of {len(data):,} bytes from the plan's process would take about "

@@ -112,7 +112,7 @@ class _Session:
         self.ended: PlanLimitError | None = None
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
-        # what the plan sends costs the host no more memory than the plan itself may use
+        # one frame the plan sends decodes to no more than the plan may use (docs/SECURITY.md)
         reader.set_budget(box.limits.memory_mb * 2**20)
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
 
@@ -346,7 +346,8 @@ class _Session:
                 result, steps = data
                 self.meter.steps = int(steps)
                 return self.decode(result)
-        except (CodecError, TypeError, ValueError) as bad:  # what no child of ours would send
+        # what no child of ours sends (steps of inf; a kind nested past str()'s recursion)
+        except (CodecError, TypeError, ValueError, OverflowError, RecursionError) as bad:
             raise PlanRuntimeError(f"TypeError: {bad}", error_type="TypeError") from None
         raise error
 
