@@ -20,8 +20,8 @@ import orjson
 
 from planlang.isolation.codec import CodecError
 
-__all__ = ["FrameReader", "FrameTooCostly", "MAX_FRAME", "dumps", "loads", "read_frame",
-           "write_all", "write_frame"]  # fmt: skip
+__all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME", "dumps", "loads",
+           "read_frame", "write_all", "write_frame"]  # fmt: skip
 
 # A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
 # process of the machine: the reader learns how soon answers come), then the JSON body.
@@ -31,6 +31,9 @@ MAX_FRAME = 256 * 2**20  # what the host reads from a plan's process in one fram
 # Bytes of the reader's memory one byte of JSON can become, at most (measured with tracemalloc):
 # ``[],`` is three bytes and a list of 64; ``{"":`` nested, five bytes a dict of 184 (37 a byte).
 _EXPANSION = 40
+# What the host takes from one frame, at least, whatever the plan's memory limit: a result a
+# small limit allows in one process can be larger as JSON (one shared str becomes many).
+BUDGET_FLOOR = 256 * 2**20
 
 
 class FrameTooCostly(CodecError):
@@ -147,8 +150,9 @@ class FrameReader:
         if cost > self.budget:
             raise FrameTooCostly(
                 f"A value of {len(data):,} bytes from the plan's process would take about "
-                f"{cost / 2**20:,.0f} MB here, past the plan's memory limit of "
-                f"{self.budget / 2**20:,.0f} MB."
+                f"{cost / 2**20:,.0f} MiB here, past the {self.budget / 2**20:,.0f} MiB the "
+                "host takes from one frame (the plan's memory limit, and at least "
+                f"{BUDGET_FLOOR // 2**20} MiB)."
             )
 
     def close(self) -> None:

@@ -37,7 +37,7 @@ from planlang.isolation.codec import (
     flat,
     plain_answer,
 )
-from planlang.isolation.frames import FrameTooCostly
+from planlang.isolation.frames import BUDGET_FLOOR, FrameTooCostly
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.wire import describe, plan_error_from, raised
@@ -112,8 +112,8 @@ class _Session:
         self.ended: PlanLimitError | None = None
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
-        # one frame the plan sends decodes to no more than the plan may use (docs/SECURITY.md)
-        reader.set_budget(box.limits.memory_mb * 2**20)
+        # one frame the plan sends decodes to no more than the plan may use, or the floor
+        reader.set_budget(max(box.limits.memory_mb * 2**20, BUDGET_FLOOR))
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
 
     # -- handles ---------------------------------------------------------------------------

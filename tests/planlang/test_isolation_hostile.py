@@ -179,22 +179,34 @@ def test_a_plain_answer_is_the_plans_own_to_change() -> None:
                                                                    {"l": [1], "n": 1}]  # fmt: skip
 
 
+RAW = """
+import gc, os, struct, time
+from planlang.isolation.channel import Endpoint
+ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
+body = b'["a",%d,true,[[' % ep.default_context + BODY + b'],0]]'
+os.write(ep._writer, struct.pack(">Id", len(body), time.monotonic()) + body)
+time.sleep(30)
+result = None
+"""
+
+
 def test_a_frame_that_would_decode_past_the_memory_limit_is_refused(pool: Pool) -> None:
     """``[],`` is three bytes of JSON and about 64 of a host's list: a frame of them is
-    counted before it is decoded, and refused past the plan's own memory limit."""
-    lists = CRAFTED.replace("FRAME", "['a', R, True, [[[] for _ in range(20_000)], 0]]")
-    box = probed(pool, lists)
-    box.limits = Limits(seconds=3, memory_mb=1)
+    counted before it is decoded, and refused past what the host takes from one frame (the
+    plan's memory limit, and at least ``BUDGET_FLOOR``)."""
+    lists = RAW.replace("BODY", "b'[],' * 5_000_000 + b'[]'")  # 15 MB: 5 million lists
+    box = probed(pool, lists, seconds=10)
+    box.limits = Limits(seconds=10, memory_mb=1)
     with pytest.raises(PlanLimitError) as refused:
         box.run("result = None\n")
     assert refused.value.kind == "memory"
-    assert "past the plan's memory limit of 1 MB" in str(refused.value)
-    text = CRAFTED.replace("FRAME", "['a', R, True, ['x' * 200_000, 0]]").replace(
+    assert "past the 256 MiB the host takes from one frame" in str(refused.value)
+    text = RAW.replace("BODY", "b'\"' + b'x' * 15_000_000 + b'\"'").replace(
         "time.sleep(30)\n", ""
     )  # as large, but one string: about its size in the host too
-    box = probed(pool, text)
-    box.limits = Limits(seconds=3, memory_mb=1)
-    assert box.run("result = None\n") == "x" * 200_000
+    box = probed(pool, text, seconds=10)
+    box.limits = Limits(seconds=10, memory_mb=1)
+    assert box.run("result = None\n") == ["x" * 15_000_000]
 
 
 def test_a_flood_of_requests_no_thread_waits_for_ends_the_run(pool: Pool) -> None:

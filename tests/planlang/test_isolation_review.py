@@ -10,8 +10,8 @@ REVIEW 3: a child answering the run with infinite steps made ``Sandbox.run`` rai
 ``OverflowError``, not a ``PlanError`` (3b: an error kind nested too deep, RecursionError).
 REVIEW 4 (xfail, not fixed): nested fan-outs from an embedder's threads wait on the child's 16
 callback threads until the time limit. REVIEW 5: requests queued for one waiting host thread
-had no bound. REVIEW 6 (xfail, not fixed): the budget refuses a result the plan's memory limit
-allows in one process (one shared string becomes many in JSON).
+had no bound. REVIEW 6: the budget refused a result the plan's memory limit allows in one
+process (one shared string becomes many in JSON); the host now takes at least BUDGET_FLOOR.
 """
 
 from __future__ import annotations
@@ -236,15 +236,11 @@ def test_a_flood_of_requests_for_a_waiting_thread_ends_the_run(pool: Pool) -> No
         box.run("result = [w, slow]\n")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="REVIEW 6, not fixed: the budget counts what the host "
-    "decodes, and JSON makes one shared str many",
-)
 def test_a_result_within_the_memory_limit_is_returned_in_both_modes() -> None:
     """REVIEW 6 (new on hotpath). One short string 500,000 times is 4 MB in the plan, and a
     16 MB memory limit returns it in one process; as JSON it is 500,000 strings in the host,
-    and the frame budget refuses it as a memory limit."""
+    and the frame budget refused it as a memory limit. Fixed: the host takes at least
+    ``BUDGET_FLOOR`` from one frame, whatever the plan's limit."""
     for mode in MODES:
         box = Sandbox(limits=Limits(seconds=20, memory_mb=16), isolation=mode)
         assert box.run("result = ['ab'] * 500_000\n") == ["ab"] * 500_000, mode
