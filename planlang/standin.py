@@ -20,6 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from planlang.standin_compiled import Make, Rules, compile_maker, plain
 from runtime import Reply
 from runtime.canonical import same_as_dumps
 
@@ -43,6 +44,11 @@ _TRIES = 8
 # What the seed is made of and a schema's cache key: json.dumps's text, made faster.
 _asked_text = same_as_dumps(sort_keys=True, default=str)
 _schema_text = same_as_dumps(sort_keys=True)
+_answer_text = same_as_dumps(ensure_ascii=False)  # json.dumps(data, ensure_ascii=False)
+# A plain schema's text in its own key order (the maker draws properties in that order) ->
+# its compiled maker (None: the maker's to answer) and its sorted text, for the validator.
+_ordered_text = same_as_dumps()
+_compiled: dict[tuple[str, int], tuple[Make | None, str]] = {}
 
 
 class UnsatisfiableSchema(ValueError):
@@ -78,7 +84,7 @@ class StandIn:
             data = None
         else:
             data = value_for(schema, rng, max_extra_items=self.max_extra_items)
-            text = json.dumps(data, ensure_ascii=False)
+            text = _answer_text(data)
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
         return Reply(
             text=text,
@@ -111,14 +117,18 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
 
 def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
     """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
-    key = _schema_text(schema)
+    compiled, key = _compiled_for(schema, max_extra_items)
     validator = _validator(key)
-    maker = _Maker(schema, rng, max_extra_items)
+    if compiled is not None:
+        make: Make = compiled
+    else:
+        maker = _Maker(schema, rng, max_extra_items)
+        make = lambda rng: maker.make(schema, depth=0)  # noqa: E731
     if _exact(key):  # the maker honours every keyword used: no need to validate its output
-        return maker.make(schema, depth=0)
+        return make(rng)
     last: list[str] = []
     for _ in range(_TRIES):
-        value = maker.make(schema, depth=0)
+        value = make(rng)
         errors = list(validator.iter_errors(value))
         if not errors:
             return value
@@ -127,6 +137,22 @@ def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: in
         "no answer can satisfy the JSON schema (the stand-in tried "
         f"{_TRIES} times): {'; '.join(last)}"
     )
+
+
+def _compiled_for(schema: dict[str, Any], extra: int) -> tuple[Make | None, str]:
+    """The schema's compiled maker (``planlang.standin_compiled``) or None, and its sorted
+    text. Compiled once per text, from a copy made of that text: the plan's own schema may
+    change after."""
+    if not plain(schema):
+        return None, _schema_text(schema)
+    text = _ordered_text(schema)
+    found = _compiled.get((text, extra))
+    if found is None:
+        found = (compile_maker(json.loads(text), extra, _RULES), _schema_text(schema))
+        if len(_compiled) >= 512:
+            _compiled.clear()
+        _compiled[text, extra] = found
+    return found
 
 
 @lru_cache(maxsize=512)
@@ -357,6 +383,9 @@ def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
             f"is at least {low:g} and at most {high:g} (minimum above maximum)"
         )
     return low, high
+
+
+_RULES = Rules(_WORDS, _Maker._guess, _bounds)  # what the compiled makers share with _Maker
 
 
 def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:
