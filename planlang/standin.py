@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from planlang.standin_compiled import Make, Rules, compile_maker, plain
+from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
 from runtime import Reply
 from runtime.canonical import same_as_dumps
 
@@ -41,14 +41,9 @@ _FORMATS = {
     "ipv4": "127.0.0.1",
 }
 _TRIES = 8
-# What the seed is made of and a schema's cache key: json.dumps's text, made faster.
-_asked_text = same_as_dumps(sort_keys=True, default=str)
+# A schema's cache key, and an answer's text: json.dumps's text, made faster.
 _schema_text = same_as_dumps(sort_keys=True)
 _answer_text = same_as_dumps(ensure_ascii=False)  # json.dumps(data, ensure_ascii=False)
-# A plain schema's text in its own key order (the maker draws properties in that order) ->
-# its compiled maker (None: the maker's to answer) and its sorted text, for the validator.
-_ordered_text = same_as_dumps()
-_compiled: dict[tuple[str, int], tuple[Make | None, str]] = {}
 
 
 class UnsatisfiableSchema(ValueError):
@@ -75,15 +70,16 @@ class StandIn:
     def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
         if self.on_call is not None:
             self.on_call()
-        asked = _asked_text([model, messages, params])
+        schema = schema_of(messages, params)
+        entry = None if schema is None else plain_entry(schema, self.max_extra_items, _RULES)
+        asked = seed_text(model, messages, params, schema, entry)
         digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        schema = schema_of(messages, params)
         if schema is None:
             text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
             data = None
         else:
-            data = value_for(schema, rng, max_extra_items=self.max_extra_items)
+            data = _value(schema, rng, self.max_extra_items, entry)
             text = _answer_text(data)
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
         return Reply(
@@ -117,12 +113,17 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
 
 def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
     """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
-    compiled, key = _compiled_for(schema, max_extra_items)
+    return _value(schema, rng, max_extra_items, plain_entry(schema, max_extra_items, _RULES))
+
+
+def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None) -> Any:
+    """``value_for``, with the schema's ``plain_entry`` made already."""
+    compiled, key = entry if entry is not None else (None, _schema_text(schema))
     validator = _validator(key)
     if compiled is not None:
         make: Make = compiled
     else:
-        maker = _Maker(schema, rng, max_extra_items)
+        maker = _Maker(schema, rng, extra)
         make = lambda rng: maker.make(schema, depth=0)  # noqa: E731
     if _exact(key):  # the maker honours every keyword used: no need to validate its output
         return make(rng)
@@ -137,22 +138,6 @@ def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: in
         "no answer can satisfy the JSON schema (the stand-in tried "
         f"{_TRIES} times): {'; '.join(last)}"
     )
-
-
-def _compiled_for(schema: dict[str, Any], extra: int) -> tuple[Make | None, str]:
-    """The schema's compiled maker (``planlang.standin_compiled``) or None, and its sorted
-    text. Compiled once per text, from a copy made of that text: the plan's own schema may
-    change after."""
-    if not plain(schema):
-        return None, _schema_text(schema)
-    text = _ordered_text(schema)
-    found = _compiled.get((text, extra))
-    if found is None:
-        found = (compile_maker(json.loads(text), extra, _RULES), _schema_text(schema))
-        if len(_compiled) >= 512:
-            _compiled.clear()
-        _compiled[text, extra] = found
-    return found
 
 
 @lru_cache(maxsize=512)

@@ -1,4 +1,4 @@
-"""The stand-in's maker for plain schemas, compiled once per schema into closures.
+"""The stand-in's fast path: its maker compiled once per plain schema, and its seed text.
 
 ``standin._Maker`` reads a schema's keywords on every answer: a dozen lookups and a dispatch
 per node, for the same few schemas a plan asks thousands of times. ``compile_maker(schema)``
@@ -13,17 +13,33 @@ raises only when it reaches them, so they are the maker's to report).
 
 A compiled maker is shared by every schema with the same text, so it is used only for schemas
 of plain JSON (``plain``): a tuple or an int key would give the same text as a list or a str.
+The schema's sorted text, kept with it, is the key of its validator and the part of the seed
+text (``seed_text``) that the schema is; each is made once per schema, not once per answer.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-__all__ = ["Rules", "compile_maker", "plain"]
+from runtime.canonical import same_as_dumps
+
+__all__ = ["Entry", "Rules", "compile_maker", "plain", "plain_entry", "seed_text"]
 
 Make = Callable[[random.Random], Any]
+Entry = tuple[Make | None, str]  # a plain schema's compiled maker (None: the maker's) and text
+
+# json.dumps's texts, made faster: what a stand-in answer's seed is made of; a schema's sorted
+# text (its validator's key); a schema's text in its own key order (the maker draws properties
+# in that order), the key of its compiled maker.
+asked_text = same_as_dumps(sort_keys=True, default=str)
+_sorted_text = same_as_dumps(sort_keys=True)
+_ordered_text = same_as_dumps()
+_entries: dict[tuple[str, int], Entry] = {}
+_FORMAT_KEYS = {"type", "json_schema"}
+_INNER_KEYS = {"name", "schema"}
 
 _MAX_DEPTH = 12  # the maker's: deeper nodes answer None
 _REFUSED = frozenset({
@@ -77,6 +93,47 @@ class Rules(NamedTuple):
     words: list[str]  # the maker's words for text
     guess: Callable[[dict[str, Any]], str]  # the kind of a node without a type
     bounds: Callable[..., tuple[Any, Any]]  # a number's bounds; raises when there are none
+
+
+def plain_entry(schema: dict[str, Any], extra: int, rules: Rules) -> Entry | None:
+    """For a schema of plain JSON: its compiled maker (None when the maker answers it) and its
+    sorted text. Compiled once per text, from a copy made of that text (the plan's own schema
+    may change after). None for any other schema."""
+    if not plain(schema):
+        return None
+    text = _ordered_text(schema)
+    found = _entries.get((text, extra))
+    if found is None:
+        found = (compile_maker(json.loads(text), extra, rules), _sorted_text(schema))
+        if len(_entries) >= 512:
+            _entries.clear()
+        _entries[text, extra] = found
+    return found
+
+
+def seed_text(model: str, messages: list[dict[str, Any]], params: dict[str, Any],
+              schema: dict[str, Any] | None, entry: Entry | None) -> str:  # fmt: skip
+    """``asked_text([model, messages, params])``. For the runtime's own ``response_format``
+    with a plain schema, the schema's sorted text (made already) is put in its place."""
+    if entry is None or not _runtimes_format(params, schema):
+        return asked_text([model, messages, params])
+    # as json.dumps sorts the keys: json_schema before type, name before schema
+    head = asked_text([model, messages])[:-1]
+    name = asked_text(params["response_format"]["json_schema"]["name"])
+    return (f'{head}, {{"response_format": {{"json_schema": {{"name": {name}, "schema": '
+            f'{entry[1]}}}, "type": "json_schema"}}}}]')  # fmt: skip
+
+
+def _runtimes_format(params: dict[str, Any], schema: Any) -> bool:
+    """Whether ``params`` is ``runtime.worker.response_params``'s json_schema form, exactly,
+    for ``schema`` itself: plain dicts, these keys alone, a str name."""
+    fmt = params.get("response_format") if len(params) == 1 else None
+    if type(fmt) is not dict or fmt.keys() != _FORMAT_KEYS:
+        return False
+    kind, inner = fmt["type"], fmt["json_schema"]
+    return (type(kind) is str and kind == "json_schema" and type(inner) is dict
+            and inner.keys() == _INNER_KEYS and inner["schema"] is schema
+            and type(inner["name"]) is str)  # fmt: skip
 
 
 def compile_maker(schema: Any, extra: int, rules: Rules) -> Make | None:

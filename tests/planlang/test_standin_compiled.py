@@ -129,3 +129,29 @@ def test_a_schema_changed_after_its_first_answer_is_answered_as_it_is_now() -> N
 def test_an_unsatisfiable_schema_is_still_said_to_be_one() -> None:
     with pytest.raises(UnsatisfiableSchema, match="minimum above maximum"):
         value_for({"type": "integer", "minimum": 5, "maximum": 1}, random.Random(0))
+
+
+plain_schemas = schemas.filter(lambda s: isinstance(s, dict) and plain(s))
+
+
+@given(schema=plain_schemas, prompt=st.text(), system=st.none() | st.text(),
+       name=st.text(max_size=8), model=st.text(max_size=8))  # fmt: skip
+def test_the_seed_text_is_json_dumps_of_the_question(
+    schema: dict[str, Any], prompt: str, system: str | None, name: str, model: str
+) -> None:
+    import json
+
+    from planlang.standin_compiled import asked_text, plain_entry, seed_text
+    from runtime.worker import build_messages
+
+    messages = build_messages(prompt, system=system, schema=schema, data=None)
+    params = {"response_format": {"type": "json_schema",
+                                  "json_schema": {"name": name, "schema": schema}}}  # fmt: skip
+    entry = plain_entry(schema, 4, RULES)
+    expected = json.dumps([model, messages, params], sort_keys=True, default=str)
+    assert asked_text([model, messages, params]) == expected
+    assert seed_text(model, messages, params, schema, entry) == expected
+    other = {"response_format": {"type": "json_object"}}  # not the spliced form: the whole text
+    assert seed_text(model, messages, other, schema, entry) == json.dumps(
+        [model, messages, other], sort_keys=True, default=str
+    )
