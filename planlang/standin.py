@@ -20,6 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
 from runtime import Reply
 from runtime.canonical import same_as_dumps
 
@@ -40,9 +41,9 @@ _FORMATS = {
     "ipv4": "127.0.0.1",
 }
 _TRIES = 8
-# What the seed is made of and a schema's cache key: json.dumps's text, made faster.
-_asked_text = same_as_dumps(sort_keys=True, default=str)
+# A schema's cache key, and an answer's text: json.dumps's text, made faster.
 _schema_text = same_as_dumps(sort_keys=True)
+_answer_text = same_as_dumps(ensure_ascii=False)  # json.dumps(data, ensure_ascii=False)
 
 
 class UnsatisfiableSchema(ValueError):
@@ -69,16 +70,17 @@ class StandIn:
     def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
         if self.on_call is not None:
             self.on_call()
-        asked = _asked_text([model, messages, params])
+        schema = schema_of(messages, params)
+        entry = None if schema is None else plain_entry(schema, self.max_extra_items, _RULES)
+        asked = seed_text(model, messages, params, schema, entry)
         digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        schema = schema_of(messages, params)
         if schema is None:
             text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
             data = None
         else:
-            data = value_for(schema, rng, max_extra_items=self.max_extra_items)
-            text = json.dumps(data, ensure_ascii=False)
+            data = _value(schema, rng, self.max_extra_items, entry)
+            text = _answer_text(data)
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
         return Reply(
             text=text,
@@ -111,14 +113,23 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
 
 def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
     """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
-    key = _schema_text(schema)
+    return _value(schema, rng, max_extra_items, plain_entry(schema, max_extra_items, _RULES))
+
+
+def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None) -> Any:
+    """``value_for``, with the schema's ``plain_entry`` made already."""
+    compiled, key = entry if entry is not None else (None, _schema_text(schema))
     validator = _validator(key)
-    maker = _Maker(schema, rng, max_extra_items)
+    if compiled is not None:
+        make: Make = compiled
+    else:
+        maker = _Maker(schema, rng, extra)
+        make = lambda rng: maker.make(schema, depth=0)  # noqa: E731
     if _exact(key):  # the maker honours every keyword used: no need to validate its output
-        return maker.make(schema, depth=0)
+        return make(rng)
     last: list[str] = []
     for _ in range(_TRIES):
-        value = maker.make(schema, depth=0)
+        value = make(rng)
         errors = list(validator.iter_errors(value))
         if not errors:
             return value
@@ -357,6 +368,9 @@ def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
             f"is at least {low:g} and at most {high:g} (minimum above maximum)"
         )
     return low, high
+
+
+_RULES = Rules(_WORDS, _Maker._guess, _bounds)  # what the compiled makers share with _Maker
 
 
 def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:

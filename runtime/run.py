@@ -33,7 +33,7 @@ from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
 from .waits import BudgetWait, Watcher, take_slot, watch_budget, without_slot
-from .worker import Check, build_messages, converse, response_params
+from .worker import Check, build_messages, converse, key_of_shown, response_params, shown_json
 
 Plan = Callable[["Run"], Any]
 # (label, prompt, role, the plan's sample) -> the sample index to ask under
@@ -277,7 +277,12 @@ class Run:
         try:
             if self._closed:
                 raise self._cancelled_error()
-            record.messages.extend(build_messages(prompt, system=system, schema=schema, data=data))
+            # The schema's text once: shown to the model and, when it is the same text, the key
+            # of its validator.
+            shown = shown_json(schema) if schema is not None else None
+            record.messages.extend(
+                build_messages(prompt, system=system, schema=schema, data=data, shown=shown)
+            )
             params = response_params(schema, self.settings.response_format)
             value = converse(
                 self._chat_for(record, model, sample, params),
@@ -286,6 +291,7 @@ class Run:
                 check=check,
                 max_repairs=self.settings.max_repair_turns,
                 max_checks=self.settings.max_check_retries,
+                schema_text=None if shown is None else key_of_shown(shown),
                 on_retry=lambda why, problem: self.log_events.emit(
                     "retry", worker=record.id, turn=record.turns + 1, why=why, problem=problem[:500]
                 ),

@@ -13,7 +13,6 @@ and a rerun replays the same turns for free.
 from __future__ import annotations
 
 import copy
-import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +33,14 @@ Check = Callable[[Any], "str | None"]
 _validators: dict[str, tuple[Draft202012Validator, Quick | None]] = {}
 _validators_lock = threading.Lock()
 _schema_text = same_as_dumps(sort_keys=True)  # json.dumps(schema, sort_keys=True)
+# json.dumps(x, sort_keys=True, ensure_ascii=False): how a schema and data are shown to a model
+shown_json = same_as_dumps(sort_keys=True, ensure_ascii=False)
+
+
+def key_of_shown(shown: str) -> str | None:
+    """``json.dumps(schema, sort_keys=True)`` from the schema's ``shown_json`` text, when they
+    are the same text: all ASCII, and no DEL (which only ``ensure_ascii`` escapes)."""
+    return shown if shown.isascii() and "\x7f" not in shown else None
 
 
 def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
@@ -41,9 +48,13 @@ def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
     return checker_for(schema)[0]
 
 
-def checker_for(schema: dict[str, Any]) -> tuple[Draft202012Validator, Quick | None]:
-    """``validator_for``'s validator, with the schema's quick yes (None when it has none)."""
-    text = _schema_text(schema)
+def checker_for(
+    schema: dict[str, Any], text: str | None = None
+) -> tuple[Draft202012Validator, Quick | None]:
+    """``validator_for``'s validator, with the schema's quick yes (None when it has none).
+    ``text`` is ``json.dumps(schema, sort_keys=True)`` when the caller has it already."""
+    if text is None:
+        text = _schema_text(schema)
     with _validators_lock:
         found = _validators.get(text)
     if found is not None:
@@ -71,18 +82,24 @@ def schema_problems(validator: Draft202012Validator, value: Any, limit: int = 10
 
 
 def build_messages(
-    prompt: str, *, system: str | None, schema: dict[str, Any] | None, data: Any
+    prompt: str,
+    *,
+    system: str | None,
+    schema: dict[str, Any] | None,
+    data: Any,
+    shown: str | None = None,
 ) -> list[dict[str, Any]]:
+    """The first messages of a worker; ``shown`` is ``shown_json(schema)`` if made already."""
     system_parts = [system] if system else []
     if schema is not None:
         system_parts.append(
             "Answer with only a JSON value (no prose, no code fence) that validates against "
-            "this JSON schema:\n" + json.dumps(schema, sort_keys=True, ensure_ascii=False)
+            "this JSON schema:\n" + (shown if shown is not None else shown_json(schema))
         )
     user = str(prompt)
     if data is not None:
         try:
-            user += "\n\nData (JSON):\n" + json.dumps(data, sort_keys=True, ensure_ascii=False)
+            user += "\n\nData (JSON):\n" + shown_json(data)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"The worker's data is not plain JSON data: {exc}") from None
     messages = [{"role": "system", "content": "\n\n".join(system_parts)}] if system_parts else []
@@ -113,14 +130,16 @@ def converse(
     max_repairs: int,
     max_checks: int,
     on_retry: Callable[[str, str], object] | None = None,
+    schema_text: str | None = None,
 ) -> Any:
     """Talk until the answer is valid and done; return it as plain data (or text).
 
     Raises ``WorkerFailed`` when the worker gives up. Run-ending errors pass through.
     ``on_retry(why, problem)`` is told before each repair (``why="repair"``) or check-retry
-    (``why="check"``) turn, so a run can mark those turns.
+    (``why="check"``) turn, so a run can mark those turns. ``schema_text`` is
+    ``json.dumps(schema, sort_keys=True)`` if the caller made it already.
     """
-    validator, quick = checker_for(schema) if schema is not None else (None, None)
+    validator, quick = checker_for(schema, schema_text) if schema is not None else (None, None)
     messages = record.messages
     repairs_left, checks_left = max_repairs, max_checks
     while True:

@@ -1,0 +1,287 @@
+"""The stand-in's fast path: its maker compiled once per plain schema, and its seed text.
+
+``standin._Maker`` reads a schema's keywords on every answer: a dozen lookups and a dispatch
+per node, for the same few schemas a plan asks thousands of times. ``compile_maker(schema)``
+turns a schema of the simple kinds below into one function of the random generator that draws
+from it exactly as the maker does (the same calls, in the same order, on the same bounds), so
+its answers are the maker's byte for byte (``tests/planlang/test_standin_golden.py``, and a
+property test against the maker). For anything else it gives None and the maker answers as it
+always did: ``$ref``, the combinators, ``prefixItems``, ``uniqueItems``, ``format``,
+``pattern``, ``multipleOf``, exclusive bounds, a ``const`` or ``enum`` holding containers, a
+``type`` the maker does not name, and bounds of a type or order the maker would stop on (it
+raises only when it reaches them, so they are the maker's to report).
+
+A compiled maker is shared by every schema with the same text, so it is used only for schemas
+of plain JSON (``plain``): a tuple or an int key would give the same text as a list or a str.
+The schema's sorted text, kept with it, is the key of its validator and the part of the seed
+text (``seed_text``) that the schema is; each is made once per schema, not once per answer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from runtime.canonical import same_as_dumps
+
+__all__ = ["Entry", "Rules", "compile_maker", "plain", "plain_entry", "seed_text"]
+
+Make = Callable[[random.Random], Any]
+Entry = tuple[Make | None, str]  # a plain schema's compiled maker (None: the maker's) and text
+
+# json.dumps's texts, made faster: what a stand-in answer's seed is made of; a schema's sorted
+# text (its validator's key); a schema's text in its own key order (the maker draws properties
+# in that order), the key of its compiled maker.
+asked_text = same_as_dumps(sort_keys=True, default=str)
+_sorted_text = same_as_dumps(sort_keys=True)
+_ordered_text = same_as_dumps()
+_entries: dict[tuple[str, int], Entry] = {}
+_FORMAT_KEYS = {"type", "json_schema"}
+_INNER_KEYS = {"name", "schema"}
+
+_MAX_DEPTH = 12  # the maker's: deeper nodes answer None
+_REFUSED = frozenset({
+    "$ref", "oneOf", "anyOf", "allOf", "prefixItems", "uniqueItems", "format", "pattern",
+    "multipleOf", "exclusiveMinimum", "exclusiveMaximum",
+})  # fmt: skip
+_KINDS = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+class _Refused(Exception):
+    """A node the compiled maker leaves to ``standin._Maker``."""
+
+
+def plain(value: Any) -> bool:
+    """Whether ``value`` is plain JSON: dicts with str keys, lists, str, int, bool, None and
+    finite floats (what its JSON text alone says)."""
+    try:
+        return _plain(value)
+    except RecursionError:
+        return False
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue  # the usual leaves, without a call each
+            if not _plain(item):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if not _plain(item):
+                return False
+        return True
+    if kind is float:
+        return value - value == 0.0
+    return kind is str or kind is int or kind is bool or value is None
+
+
+class Rules(NamedTuple):
+    """What the compiled makers share with ``standin._Maker`` (passed in: no import cycle)."""
+
+    words: list[str]  # the maker's words for text
+    guess: Callable[[dict[str, Any]], str]  # the kind of a node without a type
+    bounds: Callable[..., tuple[Any, Any]]  # a number's bounds; raises when there are none
+
+
+def plain_entry(schema: dict[str, Any], extra: int, rules: Rules) -> Entry | None:
+    """For a schema of plain JSON: its compiled maker (None when the maker answers it) and its
+    sorted text. Compiled once per text, from a copy made of that text (the plan's own schema
+    may change after). None for any other schema."""
+    if not plain(schema):
+        return None
+    text = _ordered_text(schema)
+    found = _entries.get((text, extra))
+    if found is None:
+        found = (compile_maker(json.loads(text), extra, rules), _sorted_text(schema))
+        if len(_entries) >= 512:
+            _entries.clear()
+        _entries[text, extra] = found
+    return found
+
+
+def seed_text(model: str, messages: list[dict[str, Any]], params: dict[str, Any],
+              schema: dict[str, Any] | None, entry: Entry | None) -> str:  # fmt: skip
+    """``asked_text([model, messages, params])``. For the runtime's own ``response_format``
+    with a plain schema, the schema's sorted text (made already) is put in its place."""
+    if entry is None or not _runtimes_format(params, schema):
+        return asked_text([model, messages, params])
+    # as json.dumps sorts the keys: json_schema before type, name before schema
+    head = asked_text([model, messages])[:-1]
+    name = asked_text(params["response_format"]["json_schema"]["name"])
+    return (f'{head}, {{"response_format": {{"json_schema": {{"name": {name}, "schema": '
+            f'{entry[1]}}}, "type": "json_schema"}}}}]')  # fmt: skip
+
+
+def _runtimes_format(params: dict[str, Any], schema: Any) -> bool:
+    """Whether ``params`` is ``runtime.worker.response_params``'s json_schema form, exactly,
+    for ``schema`` itself: plain dicts, these keys alone, a str name."""
+    fmt = params.get("response_format") if len(params) == 1 else None
+    if type(fmt) is not dict or fmt.keys() != _FORMAT_KEYS:
+        return False
+    kind, inner = fmt["type"], fmt["json_schema"]
+    return (type(kind) is str and kind == "json_schema" and type(inner) is dict
+            and inner.keys() == _INNER_KEYS and inner["schema"] is schema
+            and type(inner["name"]) is str)  # fmt: skip
+
+
+def compile_maker(schema: Any, extra: int, rules: Rules) -> Make | None:
+    """``rng -> value`` drawing as ``_Maker(schema, rng, extra).make(schema, 0)``, or None."""
+    try:
+        return _Compiler(extra, rules).node(schema, 0)
+    except (_Refused, RecursionError):
+        return None
+
+
+def _scalar(value: Any) -> bool:
+    kind = type(value)
+    return kind is str or kind is int or kind is float or kind is bool or value is None
+
+
+def _whole(value: Any) -> bool:
+    return type(value) is int
+
+
+def _number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _none(rng: random.Random) -> None:
+    return None
+
+
+class _Compiler:
+    """One schema's closures; each method mirrors the ``_Maker`` method of the same name."""
+
+    def __init__(self, extra: int, rules: Rules) -> None:
+        self.extra = extra
+        self.words = rules.words
+        self.rules = rules
+
+    def node(self, schema: Any, depth: int) -> Make:
+        if schema is True or schema == {}:
+            words = self.words
+            return lambda rng: rng.choice(words)
+        if schema is False or not isinstance(schema, dict) or depth > _MAX_DEPTH:
+            return _none
+        if not _REFUSED.isdisjoint(schema):
+            raise _Refused
+        if "const" in schema:
+            const = schema["const"]
+            if not _scalar(const):
+                raise _Refused  # the maker hands out the schema's own container
+            return lambda rng: const
+        if "enum" in schema:
+            enum = schema["enum"]
+            if type(enum) is not list or not all(_scalar(v) for v in enum):
+                raise _Refused
+            if not enum:
+                return _none
+            return lambda rng: rng.choice(enum)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            kinds = [k for k in kind if k != "null"] or kind
+            if not kinds or not all(k is None or type(k) is str for k in kinds):
+                raise _Refused
+            by_kind = {k: self.kind(schema, k, depth) for k in kinds}
+            return lambda rng: by_kind[rng.choice(kinds)](rng)
+        return self.kind(schema, kind, depth)
+
+    def kind(self, schema: dict[str, Any], kind: Any, depth: int) -> Make:
+        if kind is None:
+            kind = self.rules.guess(schema)
+        if kind not in _KINDS:  # the maker looks such a name up among its methods
+            raise _Refused
+        if kind == "object":
+            return self.object(schema, depth)
+        if kind == "array":
+            return self.array(schema, depth)
+        if kind == "string":
+            return self.string(schema)
+        if kind == "integer":
+            return self.integer(schema)
+        if kind == "number":
+            return self.number(schema)
+        if kind == "boolean":
+            return lambda rng: rng.random() < 0.5
+        return _none
+
+    def object(self, schema: dict[str, Any], depth: int) -> Make:
+        props = schema.get("properties", {})
+        asked = schema.get("required", [])
+        if type(props) is not dict or type(asked) is not list:
+            raise _Refused
+        if not all(type(k) is str for k in asked):
+            raise _Refused
+        required = list(dict.fromkeys(asked))
+        optional = [k for k in props if k not in required]
+        makers = {k: self.node(props.get(k, {}), depth + 1) for k in required + optional}
+        if not optional:
+            return lambda rng: {k: makers[k](rng) for k in required}
+
+        def make(rng: random.Random) -> dict[str, Any]:
+            draw = rng.random
+            chosen = required + [k for k in optional if draw() < 0.5]
+            return {k: makers[k](rng) for k in chosen}
+
+        return make
+
+    def array(self, schema: dict[str, Any], depth: int) -> Make:
+        low = schema.get("minItems", 0)
+        if not _whole(low):
+            raise _Refused
+        low = max(low, 0)
+        high = schema.get("maxItems", low + self.extra)
+        if not _whole(high) or high < low:
+            raise _Refused
+        top = max(low, min(high, low + self.extra))
+        item = self.node(schema.get("items", {}), depth + 1)
+        return lambda rng: [item(rng) for _ in range(rng.randint(low, top))]
+
+    def string(self, schema: dict[str, Any]) -> Make:
+        low = schema.get("minLength", 1)
+        if not _whole(low):
+            raise _Refused
+        high = schema.get("maxLength", max(low, 24))
+        if not _whole(high) or high < schema.get("minLength", 0):
+            raise _Refused
+        words = self.words
+        cut = high >= low
+
+        def make(rng: random.Random) -> str:
+            choice = rng.choice
+            text = " ".join(choice(words) for _ in range(rng.randint(1, 4)))
+            while len(text) < low:
+                text += " " + choice(words)
+            return text[:high] if cut else text
+
+        return make
+
+    def integer(self, schema: dict[str, Any]) -> Make:
+        low, high = self.bounds(schema, integer=True)
+        return lambda rng: rng.randint(low, high)
+
+    def number(self, schema: dict[str, Any]) -> Make:
+        low, high = self.bounds(schema, integer=False)
+        return lambda rng: round(rng.uniform(low, high), 3)
+
+    def bounds(self, schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
+        """The maker's bounds, for numbers it takes without a stop (else its to say)."""
+        for name in ("minimum", "maximum"):
+            if name in schema and not _number(schema[name]):
+                raise _Refused
+        try:
+            return self.rules.bounds(schema, integer=integer)
+        except ValueError:  # UnsatisfiableSchema: the maker raises it when it gets there
+            raise _Refused from None
