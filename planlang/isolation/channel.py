@@ -203,6 +203,8 @@ class Endpoint:
                 with mutex:
                     if not inbox.empty():
                         message = inbox.get_nowait()
+                        if self.closed is not None and message[0] == "q":
+                            continue  # the session is over: a request queued here is dropped
                         lead = False
                     elif self._reading or self.closed is not None:
                         self._idle.append(inbox)
