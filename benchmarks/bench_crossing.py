@@ -31,7 +31,6 @@ import fcntl
 import functools
 import marshal
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import callgrind  # noqa: E402
 from results_block import write_block  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -200,18 +200,9 @@ def child(side: str, calls: int) -> None:
 
 
 def instructions(side: str, calls: int, folder: Path) -> int:
-    out = folder / f"cg.{side}.{calls}"
-    python = os.path.realpath(sys.executable)  # not a shim: callgrind follows no children
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, __file__,
-         "--child", side, str(calls)],
-        check=True, capture_output=True, env=env,
-    )  # fmt: skip
-    for line in out.read_text().splitlines():
-        if line.startswith("summary:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no summary in {out}")
+    return callgrind.instructions(
+        __file__, ["--child", side, str(calls)], folder / f"cg.{side}.{calls}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

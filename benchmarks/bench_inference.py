@@ -11,14 +11,13 @@ load, which wall time on this shared VM does by 2x. One workload run costs
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import callgrind  # noqa: E402
 from results_block import write_block  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -40,18 +39,9 @@ def child(workload: str, mode: str, runs: int) -> None:
 
 
 def instructions(workload: str, mode: str, runs: int, folder: Path) -> int:
-    out = folder / f"cg.{workload}.{mode}.{runs}"
-    python = os.path.realpath(sys.executable)  # not a shim: callgrind follows no children
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, __file__,
-         "--child", workload, mode, str(runs)],
-        check=True, capture_output=True, env=env,
-    )  # fmt: skip
-    for line in out.read_text().splitlines():
-        if line.startswith("summary:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no summary in {out}")
+    return callgrind.instructions(
+        __file__, ["--child", workload, mode, str(runs)], folder / f"cg.{workload}.{mode}.{runs}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

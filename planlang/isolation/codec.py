@@ -114,16 +114,8 @@ def plain_answer(value: Any) -> bool:
         if kind is not list:
             return False
         for element in item:
-            kind = type(element)
-            if kind is str or kind is bool or element is None:
-                continue
-            if kind is int:
-                if -_BIG < element < _BIG:
-                    continue
+            if not flat(element):
                 return False
-            if kind is float and element - element == 0.0:
-                continue
-            return False
     return True
 
 
