@@ -4,6 +4,7 @@ import json
 import random
 
 import pytest
+from schemas import SCHEMAS
 
 import planlang
 from planlang.price import price
@@ -148,25 +149,7 @@ def test_the_stand_in_is_seeded_and_repeatable():
     assert len(answers) > 1
 
 
-@pytest.mark.parametrize(
-    "schema",
-    [
-        {"type": "object", "properties": {"a": {"type": "integer", "minimum": 5, "maximum": 9}},
-         "required": ["a"]},
-        {"type": "array", "items": {"enum": ["x", "y"]}, "minItems": 2, "maxItems": 4,
-         "uniqueItems": True},
-        {"type": "string", "minLength": 30, "maxLength": 40},
-        {"type": ["integer", "null"], "exclusiveMinimum": 0, "exclusiveMaximum": 3},
-        {"$defs": {"p": {"type": "object", "properties": {"q": {"type": "boolean"}},
-                         "required": ["q"]}},
-         "type": "array", "items": {"$ref": "#/$defs/p"}, "minItems": 1},
-        {"anyOf": [{"type": "string", "format": "date"}, {"type": "integer"}]},
-        {"allOf": [{"type": "object", "properties": {"a": {"const": 1}}, "required": ["a"]},
-                   {"properties": {"b": {"type": "number", "multipleOf": 0.5}},
-                    "required": ["b"]}]},
-        {"type": "string", "pattern": "^[0-9]+$"},
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize("schema", SCHEMAS)
 def test_the_stand_in_answers_every_schema_with_valid_data(schema):
     from jsonschema import Draft202012Validator
 

@@ -41,8 +41,8 @@ SETTINGS = Settings(
 SEEDS = (5, 0, 3, 1, 4, 2)  # not sorted: the report keeps the order given
 
 
-def _priced(monkeypatch: pytest.MonkeyPatch, at_once: int) -> tuple[Any, set[str]]:
-    """The report with ``at_once`` rehearsals at a time, and the threads they ran on."""
+def _noting_threads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The names of the threads rehearsals run on, from now on."""
     threads: set[str] = set()
     real = rehearse_module.rehearse
 
@@ -50,8 +50,14 @@ def _priced(monkeypatch: pytest.MonkeyPatch, at_once: int) -> tuple[Any, set[str
         threads.add(threading.current_thread().name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(price_module, "PARALLEL_REHEARSALS", at_once)
     monkeypatch.setattr(rehearse_module, "rehearse", noted)
+    return threads
+
+
+def _priced(monkeypatch: pytest.MonkeyPatch, at_once: int) -> tuple[Any, set[str]]:
+    """The report with ``at_once`` rehearsals at a time, and the threads they ran on."""
+    monkeypatch.setattr(price_module, "PARALLEL_REHEARSALS", at_once)
+    threads = _noting_threads(monkeypatch)
     report = price(PLAN, seeds=SEEDS, settings=SETTINGS, isolation="process")
     return report, threads
 
@@ -96,13 +102,6 @@ def test_an_error_of_a_rehearsal_ends_the_pricing_as_before() -> None:
 
 
 def test_in_one_process_rehearsals_run_one_after_another(monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: set[str] = set()
-    real = rehearse_module.rehearse
-
-    def noted(*args: Any, **kwargs: Any) -> Any:
-        threads.add(threading.current_thread().name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(rehearse_module, "rehearse", noted)
+    threads = _noting_threads(monkeypatch)
     price(PLAN, seeds=3, settings=SETTINGS, isolation="inprocess")
     assert threads == {threading.current_thread().name}

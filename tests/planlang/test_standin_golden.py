@@ -13,26 +13,15 @@ import json
 import random
 from typing import Any
 
+from schemas import SCHEMAS
+
 from planlang.price import price
 from planlang.standin import StandIn
 from runtime import Settings
 from runtime.worker import build_messages, response_params
 
 FIXED = [
-    {"type": "object", "properties": {"a": {"type": "integer", "minimum": 5, "maximum": 9}},
-     "required": ["a"]},
-    {"type": "array", "items": {"enum": ["x", "y"]}, "minItems": 2, "maxItems": 4,
-     "uniqueItems": True},
-    {"type": "string", "minLength": 30, "maxLength": 40},
-    {"type": ["integer", "null"], "exclusiveMinimum": 0, "exclusiveMaximum": 3},
-    {"$defs": {"p": {"type": "object", "properties": {"q": {"type": "boolean"}},
-                     "required": ["q"]}},
-     "type": "array", "items": {"$ref": "#/$defs/p"}, "minItems": 1},
-    {"anyOf": [{"type": "string", "format": "date"}, {"type": "integer"}]},
-    {"allOf": [{"type": "object", "properties": {"a": {"const": 1}}, "required": ["a"]},
-               {"properties": {"b": {"type": "number", "multipleOf": 0.5}},
-                "required": ["b"]}]},
-    {"type": "string", "pattern": "^[0-9]+$"},
+    *SCHEMAS,
     {"type": "object", "properties": {"findings": {"type": "array", "maxItems": 2, "items": {
         "type": "object", "properties": {"line": {"type": "integer"}}, "required": ["line"]}},
         "ok": {"type": "boolean"}}, "required": ["findings", "ok"]},
