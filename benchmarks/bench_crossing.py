@@ -96,13 +96,14 @@ def _side_child(calls: int) -> None:
     """The plan's process: ``calls`` host calls, each answer already in the pipe."""
     import planlang
     from planlang.isolation import child as plan_process
+    from planlang.isolation import peer as peer_module
     from planlang.isolation.channel import Endpoint
     from planlang.isolation.frames import FrameReader, dumps, loads
     from planlang.sandbox.inprocess import used_names
 
     checked = planlang.check(_plan(calls))
     assert checked.code is not None
-    peer = plan_process._Peer()
+    peer = peer_module.Peer()
     payload = {
         "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
         "filename": checked.filename, "sha256": checked.sha256,

@@ -1,0 +1,192 @@
+"""The plan's side of the channel: what it hands the host and what the host hands it.
+
+A plan function handed to a host word gets a number (the host calls it back by it); a host
+word, object or iterator arrives as a number too, and becomes a proxy here (``RemoteWord``,
+``RemoteObject``, ``RemoteIterator``) that asks the host over the channel. What the host
+answers is decoded into new plain data nobody else holds.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from planlang.isolation.channel import PLAIN, Endpoint
+from planlang.isolation.codec import (
+    CodecError,
+    Decoder,
+    Encoder,
+    decode_arguments,
+    encode_arguments,
+    flat,
+    plain_answer,
+    shares_lists,
+)
+from planlang.isolation.wire import describe, raised
+from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
+
+__all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord"]
+
+
+class Peer:
+    """This side's tables and codec: plan functions handed to the host, host handles."""
+
+    def __init__(self) -> None:
+        self.endpoint: Endpoint | None = None
+        self.functions: dict[int, Any] = {}
+        self._ids: dict[int, int] = {}
+        self.filename: str | None = None
+        # What a host word returns is decoded here into new plain data nobody else holds: the
+        # plan may have it as it is (``fresh``), where in one process it would be copied.
+        self._handles = {
+            "w": lambda p: HostWord(RemoteWord(self, int(p)), fresh=True),
+            # a word that takes text (HostWord(text=True): log, phase): its arguments are
+            # made into text here, priced as the plan's own str, before any crosses
+            "wt": lambda p: HostWord(RemoteWord(self, int(p)), fresh=True, text=True),
+            "o": lambda p: HostProxy(
+                RemoteObject(self, int(p[0]), frozenset(p[1]), frozenset(p[2])),
+                frozenset(p[1]),
+                frozenset(p[2]),
+                str(p[3]),
+            ),  # fmt: skip
+            "c": lambda p: self.functions[int(p)],
+            "n": lambda p: RemoteIterator(self, int(p)),
+        }
+
+    # host -> plan
+    def decoder(self) -> Decoder:
+        return Decoder(self._handles, guarded=False)
+
+    # plan -> host
+    def encode(self, value: Any) -> Any:
+        return Encoder(self._handle, _adapt).encode(value)
+
+    def _handle(self, value: Any) -> Any:
+        if isinstance(value, HostProxy):
+            target = value._target
+            if isinstance(target, RemoteObject):
+                return {"o": target.oid}
+        if callable(value) and not isinstance(value, type):
+            key = id(value)
+            fid = self._ids.get(key)
+            if fid is None:
+                fid = self._ids[key] = len(self.functions) + 1
+                self.functions[fid] = value
+            return {"c": fid}
+        raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+
+    def print(self, line: str) -> None:
+        """What the plan prints, to the host (kept in order with its calls)."""
+        if self.endpoint is not None:
+            self.endpoint.notify("print", line)
+
+    def caller_line(self) -> int | None:
+        """The innermost plan line on this thread's stack (the host labels workers by it)."""
+        frame: Any = sys._getframe(2)
+        filename = self.filename
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                return int(frame.f_lineno)
+            frame = frame.f_back
+        return None
+
+    def decode(self, data: Any) -> Any:
+        return self.decoder().decode(data)
+
+    def ask(self, op: str, payload: Any) -> Any:
+        assert self.endpoint is not None
+        ok, answer = self.endpoint.request(op, payload)
+        if ok is PLAIN:  # plain JSON: the parser's new dict is already what the plan gets
+            return answer
+        if not ok:
+            raise raised(answer)
+        kind = type(answer)
+        if kind is str or kind is int or kind is float or kind is bool or answer is None:
+            return answer
+        return self.decoder().decode(answer)
+
+    # the host calls a plan function back
+    def serve(self, op: str, payload: Any) -> tuple[Any, Any]:
+        try:
+            if op != "callback":
+                raise CodecError(f"Unknown request {op!r}.")
+            fid, args, kwargs = payload
+            fn = self.functions[int(fid)]
+            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            result = fn(*positional, **keywords)
+            if flat(result):
+                return True, result
+            # the usual result of a thunk (a host word's answer), unless a list in it is there
+            # twice: the host holds it as one list, as it holds the plan's own in one process
+            if plain_answer(result) and not shares_lists(result):
+                return PLAIN, result
+            return True, self.encode(result)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
+            return False, describe(error, filename=self.filename)
+
+
+def _adapt(value: Any) -> Any:
+    """The plan's values that are not plain types: read-only host copies, and lazy
+    iterables (a generator of thunks), which are taken whole in this process."""
+    if isinstance(value, ReadOnlyDict):
+        return dict(value)
+    if isinstance(value, ReadOnlyList):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    if hasattr(value, "__iter__") and not isinstance(value, type | HostProxy):
+        return list(value)
+    return None
+
+
+class RemoteWord:
+    """A host word, seen from the plan's process: calling it asks the host."""
+
+    __slots__ = ("peer", "wid")
+
+    def __init__(self, peer: Peer, wid: int):
+        self.peer, self.wid = peer, wid
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        peer = self.peer
+        positional, keywords = encode_arguments(args, kwargs, peer.encode)
+        payload = [self.wid, positional, keywords, peer.caller_line()]
+        return peer.ask("call", payload)
+
+
+class RemoteObject:
+    """A host object: declared methods and attributes, each asked of the host."""
+
+    def __init__(self, peer: Peer, oid: int, methods: frozenset[str], attributes: frozenset[str]):
+        self.peer, self.oid = peer, oid
+        self.methods, self.attributes = methods, attributes
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.methods:
+            peer, oid = self.peer, self.oid
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return peer.ask("method", [oid, name, peer.encode(list(args)), peer.encode(kwargs)])
+
+            return method
+        if name in self.attributes:
+            return self.peer.ask("attr", [self.oid, name])
+        raise AttributeError(name)
+
+
+class RemoteIterator:
+    """An iterator a host word returned (``stream``): each item asked of the host."""
+
+    def __init__(self, peer: Peer, nid: int):
+        self.peer, self.nid = peer, nid
+
+    def __iter__(self) -> RemoteIterator:
+        return self
+
+    def __next__(self) -> Any:
+        answer = self.peer.ask("next", [self.nid, self.peer.caller_line()])
+        if answer == ["stop"]:
+            raise StopIteration
+        return answer[1]
