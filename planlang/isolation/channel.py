@@ -7,7 +7,9 @@ thread is serving (its context); the other side hands it to the thread waiting o
 which serves it before going back to waiting. So a call made from inside a callback runs on the
 very thread that made the callback, as it would in one process (the runtime's workers know
 themselves by thread), and nesting cannot deadlock: no thread waits idle while work for it
-queues. A request without a waiting thread goes to a small pool.
+queues. A request without a waiting thread goes to a pool: by default a small
+``ThreadPoolExecutor``; the plan's process gives one that starts a thread for each such
+request in flight, up to a bound (``callback_threads.CallbackThreads``).
 
 There is no reader thread: one of the waiting threads reads the pipe for all (the leader) and
 hands each frame to its thread; when the leader has its own answer it wakes another waiter to
@@ -31,7 +33,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from time import monotonic
-from typing import Any
+from typing import Any, Protocol
 
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
@@ -43,6 +45,14 @@ __all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN"
 Serve = Callable[[str, Any], tuple[Any, Any]]
 PLAIN = "plain"  # an ``ok`` that is true: the answer needs no decoding
 Notice = Callable[[str, Any], None]
+
+
+class Spare(Protocol):
+    """Runs the requests no waiting thread claims (``ThreadPoolExecutor`` is one)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Any: ...
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None: ...
 
 
 class ChannelClosed(Exception):
@@ -84,10 +94,12 @@ class Endpoint:
         *,
         default_context: int | None = None,
         workers: int = 32,
+        spare: Spare | None = None,
         on_close: Callable[[str], None] | None = None,
     ) -> None:
         """``reader`` reads the other side's frames; ``writer`` is the pipe to it. The
-        endpoint owns both from now on, and closes them when it is closed."""
+        endpoint owns both from now on, and closes them when it is closed. ``spare`` runs
+        requests no waiting thread claims (default: a pool of ``workers`` threads)."""
         self._reader = reader
         self._writer = writer
         self._serve = serve
@@ -100,7 +112,7 @@ class Endpoint:
         self._ids = itertools.count(1)
         self._local = _Serving()
         self._write_lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: Spare | None = spare
         self._pool_lock = threading.Lock()
         self._workers = workers
         self._on_close = on_close
@@ -312,7 +324,7 @@ class Endpoint:
             with self._mutex:
                 self._pending -= 1
 
-    def _spare(self) -> ThreadPoolExecutor:
+    def _spare(self) -> Spare:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="planlang-serve")

@@ -7,7 +7,8 @@ environment and imported the sandbox, it confines itself in a fresh scratch dire
 host, which this process trusts), the limits and the host's values, in which each host word,
 host object and host iterator is a handle. It runs the plan in the in-process ``Sandbox``,
 whose meter gives the precise step, size, depth and time errors, and each host call crosses
-back to the host as a request. It answers with the result or the plan error, and exits.
+back to the host as a request; a plan function the host calls back runs on a thread of its
+own (``callback_threads``). It answers with the result or the plan error, and exits.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import confine
+from planlang.isolation.callback_threads import CALLBACK_STACK, CallbackThreads
 from planlang.isolation.channel import Endpoint
 from planlang.isolation.codec import CodecError, Encoder
 from planlang.isolation.frames import FrameReader, dumps, loads, write_all
@@ -37,12 +39,8 @@ from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN, stack_for
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits, Meter
 
-__all__ = ["CALLBACK_STACK", "MAX_CALLBACK_THREADS", "config_without", "serve_one"]
+__all__ = ["CALLBACK_STACK", "config_without", "serve_one"]
 
-# Threads that run plan functions the host calls back: a stack deep enough for a tuple nested
-# hundreds of thousands of levels and hashed (planlang.stack), reserved inside RLIMIT_AS.
-CALLBACK_STACK = 64 * 2**20
-MAX_CALLBACK_THREADS = 16
 SLACK = 256 * 2**20  # address space beyond the plan's memory limit: the interpreter's own
 
 
@@ -104,13 +102,18 @@ def _prepare(peer: Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckR
     return box, checked
 
 
-def _run(peer: Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
+def _run(
+    peer: Peer, threads: CallbackThreads, payload: dict[str, Any], probes: bool
+) -> tuple[bool, Any]:
     box, checked = _prepare(peer, payload)
     limits = box.limits
     deep = stack_for(limits.steps)
     if deep in _PRESTARTED:
         deep = 0  # that thread's stack is in the base already
-    memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
+    # the callback threads' stacks (a tuple nested hundreds of thousands of levels and hashed
+    # on one must not crash), as many as the run may start, are reserved in RLIMIT_AS
+    threads.limit_to(limits)
+    memory = limits.memory_mb * 2**20 + deep + threads.bound * CALLBACK_STACK + SLACK
     confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,
                             files=False)  # those were set before ready  # fmt: skip
     confine.strict()
@@ -215,8 +218,10 @@ def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[
     _warm()
     reader = FrameReader(read_fd, 2**31)
     peer = Peer()
-    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
-                             workers=MAX_CALLBACK_THREADS)  # fmt: skip
+    threads = CallbackThreads()
+    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), lambda op, p: None,
+                        spare=threads)  # fmt: skip
+    peer.endpoint = endpoint
     write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU
     if message == ["go"]:
@@ -224,13 +229,25 @@ def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[
     if not message or message[0] != "q" or message[3] != "run":
         os._exit(2)
     rid = message[1]
-    peer.endpoint.default_context = rid
+    endpoint.default_context = rid
+    # a callback the process cannot run ends the run at once, whatever the host words wait on
+    threads.refuse = lambda error: _answer(endpoint, rid, False, plan_error(error))
     try:
-        ok, answer = _run(peer, message[4], bool(config.get("probes")))
+        ok, answer = _run(peer, threads, message[4], bool(config.get("probes")))
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure
         ok, answer = False, ["runtime", type(error).__name__, str(error)[:2000], None, None]
+    _answer(endpoint, rid, ok, answer)
+
+
+_ANSWERED = threading.Lock()  # taken by the one thread that answers the run, never let go
+
+
+def _answer(endpoint: Endpoint, rid: int, ok: bool, answer: Any) -> None:
+    """Answer the run and exit, from whichever thread ends it first (the run's own, or one
+    that refused a callback); a second waits here until the process is gone."""
+    _ANSWERED.acquire()
     try:
-        peer.endpoint.send(["a", rid, ok, answer])
+        endpoint.send(["a", rid, ok, answer])
     finally:
         sys.stderr.flush()
         os._exit(0)

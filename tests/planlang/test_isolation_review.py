@@ -158,11 +158,6 @@ def test_a_crafted_run_answer_ends_with_a_plan_error(pool: Pool, body: str) -> N
         box.run("result = None\n")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="REVIEW 4, not fixed: the child runs callbacks from host "
-    "threads that serve nothing on at most 16 threads (MAX_CALLBACK_THREADS)",
-)
 def test_a_fan_out_of_fan_outs_on_the_hosts_own_threads_ends_as_in_one_process() -> None:
     """REVIEW 4 (on main too). An embedder's fan-out word runs each plan function on a thread
     of its own: 16 at once that each fan out again take every thread the child runs callbacks
