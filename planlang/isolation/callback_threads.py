@@ -107,7 +107,7 @@ class CallbackThreads:
             try:
                 thread = threading.Thread(target=self._work, name="planlang-callback", daemon=True)
                 thread.start()
-            except RuntimeError:  # "can't start new thread": its stack does not fit
+            except (RuntimeError, MemoryError):  # "can't start new thread": no room for it
                 with self._lock:
                     self._threads -= 1
                 self._refused(self._no_room())

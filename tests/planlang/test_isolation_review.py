@@ -8,10 +8,11 @@ REVIEW 2: the memory budget's count of a frame was not a bound on what it decode
 nested dicts decode to more than the 32 bytes a byte of JSON was said to be at most).
 REVIEW 3: a child answering the run with infinite steps made ``Sandbox.run`` raise
 ``OverflowError``, not a ``PlanError`` (3b: an error kind nested too deep, RecursionError).
-REVIEW 4 (xfail, not fixed): nested fan-outs from an embedder's threads wait on the child's 16
-callback threads until the time limit. REVIEW 5: requests queued for one waiting host thread
-had no bound. REVIEW 6: the budget refused a result the plan's memory limit allows in one
-process (one shared string becomes many in JSON); the host now takes at least BUDGET_FLOOR.
+REVIEW 4 (on main too; fixed in session 7): nested fan-outs from an embedder's threads waited
+on the child's 16 callback threads until the time limit. REVIEW 5: requests queued for one
+waiting host thread had no bound. REVIEW 6: the budget refused a result the plan's memory
+limit allows in one process (one shared string becomes many in JSON); the host now takes at
+least BUDGET_FLOOR.
 """
 
 from __future__ import annotations
@@ -160,9 +161,9 @@ def test_a_crafted_run_answer_ends_with_a_plan_error(pool: Pool, body: str) -> N
 
 def test_a_fan_out_of_fan_outs_on_the_hosts_own_threads_ends_as_in_one_process() -> None:
     """REVIEW 4 (on main too). An embedder's fan-out word runs each plan function on a thread
-    of its own: 16 at once that each fan out again take every thread the child runs callbacks
-    on, and the inner callbacks queue behind them until the time limit. In one process the
-    plan finishes."""
+    of its own: 16 at once that each fan out again took every thread the child ran callbacks
+    on, and the inner callbacks queued behind them until the time limit. In one process the
+    plan finishes; now the child starts a thread for each (``callback_threads``)."""
     from concurrent.futures import ThreadPoolExecutor
 
     threads = ThreadPoolExecutor(64)
