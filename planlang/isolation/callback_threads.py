@@ -85,6 +85,11 @@ class CallbackThreads:
         """Threads started so far."""
         return self._threads
 
+    @property
+    def taken(self) -> int:
+        """Requests counted now: arrived, and their plan function not yet returned."""
+        return self._taken
+
     # -- what an Endpoint calls ------------------------------------------------------------
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> None:

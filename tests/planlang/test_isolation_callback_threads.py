@@ -10,6 +10,7 @@ thread the address space cannot hold crashes or hangs the run.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any
@@ -286,7 +287,8 @@ def _pool(bound: int) -> tuple[CallbackThreads, list[PlanLimitError]]:
 
 def test_each_request_in_flight_gets_a_thread_of_its_own_up_to_the_bound() -> None:
     """Three requests that each wait (on the host, say): three threads, all serving at once;
-    a fourth past a bound of three is refused with ``callbacks`` and never runs."""
+    a fourth past a bound of three is refused with ``callbacks`` and never runs. The first
+    serves a request for itself meanwhile (a nested one): it counts once, not twice or none."""
     threads, refused = _pool(3)
     served = _Served(threads)
     try:
@@ -340,3 +342,24 @@ def test_a_thread_that_cannot_start_ends_the_run_with_memory(
     threads.submit(lambda: None)
     assert [error.kind for error in refused] == ["memory"]
     assert threads.started == 0
+
+
+def test_a_request_that_serves_nothing_still_frees_its_place() -> None:
+    """A notice handed to the pool calls no serve: it counts as done once handled, so a
+    bound of one still takes the next request."""
+    threads, refused = _pool(1)
+    handled = threading.Event()
+    threads.submit(handled.set)
+    assert handled.wait(HANG_GUARD)
+    deadline = time.monotonic() + HANG_GUARD  # the thread counts it done just after
+    while threads.taken and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threads.taken == 0
+    served = _Served(threads)
+    try:
+        served.submit(threads, 0)
+        assert served.serving[0].wait(HANG_GUARD)
+        assert not refused and threads.started == 1
+    finally:
+        served.finish(0)
+        threads.shutdown()
