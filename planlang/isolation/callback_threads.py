@@ -180,7 +180,8 @@ class CallbackThreads:
             "callbacks",
             f"The host called more than {self.bound:,} plan functions back at once from threads "
             f"of its own; the plan's process runs at most {self.bound:,} at once, each on a "
-            f"thread with a {CALLBACK_STACK >> 20} MiB stack{held}.",
+            f"thread with a {CALLBACK_STACK >> 20} MiB stack{held}. Raise the memory limit "
+            f"or call fewer back at once.",
         )
 
     def _no_room(self) -> PlanLimitError:
