@@ -6,7 +6,11 @@ gets a thread of its own for as long as it runs or waits on the host, so a callb
 a host word which fans out again never waits behind the callbacks that wait on it (a pool of
 16 did, until the time limit: review finding 4). A thread is started when a request arrives and
 every thread started so far is taken; threads are kept for the rest of the run (a process
-serves one run).
+serves one run). No callback runs on the stack of a thread that waits on the host: there its
+caller's answer would wait until the unrelated callback returned, which may itself wait on
+that answer (a deadlock one process does not have). So a request within the bound never waits
+behind a thread that waits (it has a new thread, or one that is only sending its last answer),
+and past the bound none waits at all.
 
 A request counts from its arrival until its plan function has returned (before its answer is
 sent), so a host thread that calls again as soon as it has its answer never finds its own last
