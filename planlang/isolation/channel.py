@@ -253,6 +253,8 @@ class Endpoint:
                 if frame is None:
                     self.close("the other side closed the pipe")
                     return None
+                if self.closed is not None:  # over meanwhile: what was still in the pipe is
+                    return None  # dropped, not served (the inbox holds the news)
                 try:
                     if route(frame, rid):
                         return frame
@@ -290,6 +292,9 @@ class Endpoint:
         context = message[2] if kind == "q" else message[1]
         if context is not None and context == rid:
             return True
+        if context is None and kind == "n":  # a notice to this side as a whole: served here
+            self._notice(message[2], message[3])
+            return False
         inbox = self._waiters.get(context) if context is not None else None
         if inbox is not None:
             # a thread busy serving has a bounded queue too: a child's requests for one thread
@@ -337,6 +342,37 @@ class Endpoint:
             self.send(["p", rid, answer] if ok is PLAIN else ["a", rid, ok, answer])
         except ChannelClosed:
             pass  # the other side is gone: the answer is discarded
+
+    def serve_forever(self) -> None:
+        """Serve every request the other side sends, each on this thread, until the channel
+        closes: a lane, where one thread of each side talks to one of the other. What a
+        request asks of the other side meanwhile is answered here too (``request``), so a
+        callback and the host calls inside it cross no thread on either side."""
+        read = self._reader.read
+        while self.closed is None:
+            with self._mutex:
+                self._reading = True
+            try:
+                frame = read(None, False)  # idle until the next callback: no polling
+            except (OSError, ValueError, CodecError) as error:
+                self.failure = error
+                self.close(f"a frame could not be read: {error}")
+                return
+            finally:
+                with self._mutex:
+                    self._reading = False
+            if frame is None:
+                self.close("the other side closed the pipe")
+                return
+            if (
+                type(frame) is not list
+                or not frame
+                or frame[0] not in ("q", "n")
+                or (_SHAPES[frame[0]] != len(frame))
+            ):
+                self.close("a frame was not a request")
+                return
+            self._handle(frame)
 
     # -- closing -------------------------------------------------------------------------
 

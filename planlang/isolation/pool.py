@@ -43,7 +43,7 @@ class Child:
         self.taken = False  # its pipes belong to a run's channel, which closes them
         self.layers: list[list[Any]] = []
         try:
-            self.pid, read_fd, self.writer = zygote.fork(self.scratch)
+            self.pid, read_fd, self.writer, self.lanes = zygote.fork(self.scratch)
         except BaseException:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
@@ -73,7 +73,8 @@ class Child:
             pass
 
     def take(self) -> tuple[FrameReader, int]:
-        """Its pipes, for the run's channel (which closes them from now on)."""
+        """Its pipes, for the run's channel (which closes them, and the ``lanes``' pipes,
+        from now on)."""
         self.taken = True
         return self.reader, self.writer
 
@@ -93,6 +94,9 @@ class Child:
         if not self.taken:
             self.reader.close()
             os.close(self.writer)
+            for reader, writer in self.lanes:
+                os.close(reader)
+                os.close(writer)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def death(self) -> PlanLimitError:
