@@ -36,7 +36,8 @@ from typing import Any
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
 
-__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN"]
+__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN", "SHAPES",
+           "waiting"]  # fmt: skip
 
 # (op, payload) -> (ok, payload); the payload of a failure describes the error. ``ok`` may be
 # PLAIN: the payload is plain JSON that decodes as itself, sent as ["p", id, payload].
@@ -57,8 +58,8 @@ MAX_PENDING = 4096  # requests no thread waits for, queued at once (a fan-out ha
 
 # Threads of this process waiting on any channel now, one entry each (several runs at once:
 # none polls). append and pop of a list are atomic: no lock on the hot path.
-_waiting: list[None] = []
-_SHAPES = {"q": 5, "a": 4, "p": 3, "n": 4}  # ["q", id, context, op, payload], ["p", id, x], ...
+waiting: list[None] = []
+SHAPES = {"q": 5, "a": 4, "p": 3, "n": 4}  # ["q", id, context, op, payload], ["p", id, x], ...
 _DEAD = ("dead",)
 _TIMEOUT = ("timeout",)
 _LEAD = ("lead",)  # to a waiter: nobody reads the pipe now; read it
@@ -197,7 +198,7 @@ class Endpoint:
         nobody else reads it, or waited for. A thread that stops reading to do anything else
         first wakes an idle waiter to read instead."""
         mutex = self._mutex
-        _waiting.append(None)
+        waiting.append(None)
         try:
             while True:
                 with mutex:
@@ -231,7 +232,7 @@ class Endpoint:
                     self._pass_lead()
                 return message
         finally:
-            _waiting.pop()
+            waiting.pop()
 
     def _lead(self, rid: int, until: float | None) -> Any:
         """Read frames for everyone until one is for ``rid`` (returned), or the pipe ends, or
@@ -243,7 +244,7 @@ class Endpoint:
                 try:
                     # poll only while this thread is the only one of its process waiting on a
                     # channel, and this channel's other side asks nothing of it
-                    frame = read(until, len(_waiting) <= 1 and not self._serving)
+                    frame = read(until, len(waiting) <= 1 and not self._serving)
                 except TimeoutError:  # an OSError too: the time ran out, the pipe did not fail
                     return _TIMEOUT
                 except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
@@ -277,7 +278,7 @@ class Endpoint:
 
     def _route(self, message: Any, rid: int) -> bool:
         """Hand a frame to the thread it is for; True if that is the reader itself (``rid``)."""
-        if type(message) is not list or not message or _SHAPES.get(message[0]) != len(message):
+        if type(message) is not list or not message or SHAPES.get(message[0]) != len(message):
             raise CodecError("A frame was not a message.")
         kind = message[0]
         if kind == "a" or kind == "p":
@@ -342,37 +343,6 @@ class Endpoint:
             self.send(["p", rid, answer] if ok is PLAIN else ["a", rid, ok, answer])
         except ChannelClosed:
             pass  # the other side is gone: the answer is discarded
-
-    def serve_forever(self) -> None:
-        """Serve every request the other side sends, each on this thread, until the channel
-        closes: a lane, where one thread of each side talks to one of the other. What a
-        request asks of the other side meanwhile is answered here too (``request``), so a
-        callback and the host calls inside it cross no thread on either side."""
-        read = self._reader.read
-        while self.closed is None:
-            with self._mutex:
-                self._reading = True
-            try:
-                frame = read(None, False)  # idle until the next callback: no polling
-            except (OSError, ValueError, CodecError) as error:
-                self.failure = error
-                self.close(f"a frame could not be read: {error}")
-                return
-            finally:
-                with self._mutex:
-                    self._reading = False
-            if frame is None:
-                self.close("the other side closed the pipe")
-                return
-            if (
-                type(frame) is not list
-                or not frame
-                or frame[0] not in ("q", "n")
-                or (_SHAPES[frame[0]] != len(frame))
-            ):
-                self.close("a frame was not a request")
-                return
-            self._handle(frame)
 
     # -- closing -------------------------------------------------------------------------
 

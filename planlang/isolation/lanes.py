@@ -23,18 +23,102 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from planlang.errors import PlanLimitError
-from planlang.isolation.channel import PLAIN, ChannelClosed, Endpoint
-from planlang.isolation.codec import encode_arguments
+from planlang.isolation.channel import (
+    PLAIN,
+    SHAPES,
+    ChannelClosed,
+    ChannelTimeout,
+    Endpoint,
+    waiting,
+)
+from planlang.isolation.codec import CodecError, encode_arguments
 from planlang.isolation.frames import FrameReader
 from planlang.isolation.wire import raised
 
 if TYPE_CHECKING:
     from planlang.isolation.parent import _Session
 
-__all__ = ["LANES", "LANE_EXIT", "Callback", "Lanes"]
+__all__ = ["LANES", "LANE_EXIT", "Callback", "Lane", "Lanes"]
 
 LANES = 8  # per plan process: a fan-out of that width crosses no thread on either side
 LANE_EXIT = 4  # how a plan process exits when it cannot start a lane's thread (its memory)
+
+
+class Lane(Endpoint):
+    """An endpoint that one thread of each side uses at a time: that thread reads every
+    frame itself (each is for it), so nothing is routed, queued or handed on."""
+
+    def request(
+        self,
+        op: str,
+        payload: Any,
+        *,
+        until: float | None = None,
+        hand_off: Callable[[Callable[[], tuple[Any, Any]]], tuple[Any, Any]] | None = None,
+    ) -> tuple[Any, Any]:
+        """Ask the other side; serve what it asks meanwhile (requests within this one)."""
+        rid = next(self._ids)
+        self.send(["q", rid, self._local.serving, op, payload])
+        waiting.append(None)
+        try:
+            while True:
+                frame = self._read(until, len(waiting) <= 1)
+                kind = frame[0]
+                if kind == "p":
+                    if frame[1] == rid:
+                        return PLAIN, frame[2]
+                elif kind == "a":
+                    if frame[1] == rid:
+                        return bool(frame[2]), frame[3]
+                elif (frame[2] if kind == "q" else frame[1]) == rid:
+                    self._handle(frame)  # asked of this thread within its own request
+                elif kind == "n" and frame[1] is None:
+                    self._notice(frame[2], frame[3])
+                else:
+                    self.close("a frame was not a message for this lane's thread")
+                    raise ChannelClosed(self.closed)
+        finally:
+            waiting.pop()
+
+    def serve_forever(self) -> None:
+        """Serve every request the other side sends, on this thread, until the lane closes
+        (the plan's process runs one such thread a lane)."""
+        while self.closed is None:
+            try:
+                frame = self._read(None, False)  # idle until the next callback: no polling
+            except ChannelClosed:
+                return
+            if frame[0] != "q" and frame[0] != "n":
+                self.close("a frame was not a request")
+                return
+            self._handle(frame)
+
+    def _read(self, until: float | None, spin: bool) -> Any:
+        """The next frame, checked to be a message; ChannelClosed once the lane is over."""
+        with self._mutex:
+            if self.closed is not None:
+                raise ChannelClosed(self.closed)
+            self._reading = True  # the pipe is not closed under a thread reading it
+        try:
+            frame = self._reader.read(until, spin)
+        except TimeoutError:
+            raise ChannelTimeout("the time ran out") from None
+        except (OSError, ValueError, CodecError) as error:
+            self.failure = error
+            self.close(f"a frame could not be read: {error}")
+            frame = None
+        finally:
+            with self._mutex:
+                self._reading = False
+            if self.closed is not None:
+                self._release()
+        if frame is None:
+            self.close("the other side closed the pipe")
+        elif self.closed is None:
+            if type(frame) is list and frame and SHAPES.get(frame[0]) == len(frame):
+                return frame
+            self.close("a frame was not a message")
+        raise ChannelClosed(self.closed)
 
 
 class _Held(threading.local):

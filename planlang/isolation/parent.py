@@ -38,7 +38,7 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
-from planlang.isolation.lanes import Callback, Lanes
+from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.wire import describe, plan_error_from
@@ -92,8 +92,7 @@ class _Session:
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget)
-        return Endpoint(reader, writer, self.serve, self.notice, workers=4,
-                        on_close=self._lane_closed)  # fmt: skip
+        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
 
     def _announce(self, number: int) -> None:
         try:

@@ -24,7 +24,7 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import FrameReader
-from planlang.isolation.lanes import LANE_EXIT
+from planlang.isolation.lanes import LANE_EXIT, Lane
 from planlang.isolation.wire import describe, raised
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
@@ -105,8 +105,7 @@ class Peer:
 
     def _serve_lane(self, read_fd: int, write_fd: int) -> None:
         """A lane's thread: runs each plan function the host calls back on it."""
-        endpoint = Endpoint(FrameReader(read_fd, 2**31), write_fd, self.serve, self.notice,
-                            workers=1)  # fmt: skip
+        endpoint = Lane(FrameReader(read_fd, 2**31), write_fd, self.serve, self.notice)
         self._lane.endpoint = endpoint
         endpoint.serve_forever()
 
