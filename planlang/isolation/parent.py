@@ -108,6 +108,7 @@ class _Session:
                 if lane.failure is not None and self.endpoint.failure is None:
                     self.endpoint.failure = lane.failure
             self.endpoint.close(reason)
+            self.child.discard()  # wakes the run's thread, which may be reading its pipe
 
     # -- handles ---------------------------------------------------------------------------
 

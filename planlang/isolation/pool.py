@@ -21,6 +21,7 @@ from typing import Any
 
 from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
+from planlang.isolation.lanes import LANE_EXIT
 from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool", "discard_later"]
@@ -112,6 +113,9 @@ class Child:
                 "killed": "it was killed (from outside, or by the kernel for memory)",
             }.get(kind, "it crashed")
             return PlanLimitError(kind, f"The plan's process ended with {sig.name}: {why}.")
+        if code == LANE_EXIT:
+            return PlanLimitError("memory", "The plan's process had no memory left to start "
+                                  "a thread for a callback (its memory limit).")  # fmt: skip
         return PlanLimitError("crash", f"The plan's process exited with status {code}.")
 
 
