@@ -7,7 +7,8 @@ thread is serving (its context); the other side hands it to the thread waiting o
 which serves it before going back to waiting. So a call made from inside a callback runs on the
 very thread that made the callback, as it would in one process (the runtime's workers know
 themselves by thread), and nesting cannot deadlock: no thread waits idle while work for it
-queues. A request without a waiting thread goes to a small pool.
+queues. A request without a waiting thread goes to a small pool; a notice without one (the
+host's word that a lane is in use, ``lanes``) is taken by the thread that reads it.
 
 There is no reader thread: one of the waiting threads reads the pipe for all (the leader) and
 hands each frame to its thread; when the leader has its own answer it wakes another waiter to
