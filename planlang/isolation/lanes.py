@@ -180,7 +180,7 @@ class Lanes:
             if self.closed or pair is None:
                 return None
             self._pairs[number] = None
-            endpoint = self._opened(number, FrameReader(pair[0]), pair[1])
+            endpoint = self._opened(number, FrameReader(pair[0], blocking=True), pair[1])
             self._endpoints[number] = endpoint
         self._announce(number)
         return endpoint

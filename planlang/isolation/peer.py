@@ -105,7 +105,8 @@ class Peer:
 
     def _serve_lane(self, read_fd: int, write_fd: int) -> None:
         """A lane's thread: runs each plan function the host calls back on it."""
-        endpoint = Lane(FrameReader(read_fd, 2**31), write_fd, self.serve, self.notice)
+        reader = FrameReader(read_fd, 2**31, blocking=True)
+        endpoint = Lane(reader, write_fd, self.serve, self.notice)
         self._lane.endpoint = endpoint
         endpoint.serve_forever()
 
