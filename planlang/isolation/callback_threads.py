@@ -72,6 +72,7 @@ class CallbackThreads:
     def __init__(self, bound: int = FEWEST, memory_mb: int | None = None) -> None:
         self.bound = bound
         self.memory_mb = memory_mb
+        self.beside = 0  # threads that run callbacks beside these (the lanes'): said in errors
         self.refuse: Callable[[PlanLimitError], None] | None = None
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -80,9 +81,10 @@ class CallbackThreads:
         self._closed = False
         self._local = _Fresh()
 
-    def limit_to(self, limits: Limits) -> None:
-        """The bound of a run with these limits (set before the run starts)."""
-        self.bound, self.memory_mb = bound_for(limits), limits.memory_mb
+    def limit_to(self, limits: Limits, beside: int = 0) -> None:
+        """The bound of a run with these limits (set before the run starts); ``beside``
+        threads run callbacks besides these (the lanes')."""
+        self.bound, self.memory_mb, self.beside = bound_for(limits), limits.memory_mb, beside
 
     @property
     def started(self) -> int:
@@ -177,15 +179,16 @@ class CallbackThreads:
             self.refuse(error)
 
     def _past_bound(self) -> PlanLimitError:
-        held = ""
+        most, held = self.bound + self.beside, ""
         if self.memory_mb is not None:
-            held = f" (as many as its memory limit of {self.memory_mb:,} MiB holds, at least 16)"
+            held = f" ({self.beside} and as many more as its memory limit of {self.memory_mb:,} MiB"
+            held += " holds, at least 16)"
         return PlanLimitError(
             "callbacks",
-            f"The host called more than {self.bound:,} plan functions back at once from threads "
-            f"of its own; the plan's process runs at most {self.bound:,} at once, each on a "
-            f"thread with a {CALLBACK_STACK >> 20} MiB stack{held}. Raise the memory limit "
-            f"or call fewer back at once.",
+            f"The host called more than {most:,} plan functions back at once from threads of "
+            f"its own; the plan's process runs at most {most:,} at once, each on a thread with "
+            f"a {CALLBACK_STACK >> 20} MiB stack{held}. Raise the memory limit or call fewer "
+            f"back at once.",
         )
 
     def _no_room(self) -> PlanLimitError:

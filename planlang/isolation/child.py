@@ -31,6 +31,7 @@ from planlang.isolation.callback_threads import CALLBACK_STACK, CallbackThreads
 from planlang.isolation.channel import Endpoint
 from planlang.isolation.codec import CodecError, Encoder
 from planlang.isolation.frames import FrameReader, dumps, loads, write_all
+from planlang.isolation.lanes import LANES
 from planlang.isolation.peer import Peer
 from planlang.isolation.wire import HostStop, plan_error
 from planlang.sandbox import deep_stack as stack_module
@@ -111,9 +112,10 @@ def _run(
     if deep in _PRESTARTED:
         deep = 0  # that thread's stack is in the base already
     # the callback threads' stacks (a tuple nested hundreds of thousands of levels and hashed
-    # on one must not crash), as many as the run may start, are reserved in RLIMIT_AS
-    threads.limit_to(limits)
-    memory = limits.memory_mb * 2**20 + deep + threads.bound * CALLBACK_STACK + SLACK
+    # on one must not crash), as many as the run may start and the lanes', reserved in RLIMIT_AS
+    threads.limit_to(limits, beside=LANES)
+    callbacks = (threads.bound + LANES) * CALLBACK_STACK
+    memory = limits.memory_mb * 2**20 + deep + callbacks + SLACK
     confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,
                             files=False)  # those were set before ready  # fmt: skip
     confine.strict()
@@ -211,15 +213,17 @@ def _warm_run() -> None:
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
 
 
-def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any]) -> None:
+def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any],
+              lanes: list[tuple[int, int]] | None = None) -> None:  # fmt: skip
     """Say ready with the layers, run the one plan the host sends, answer, exit. All that
     does not depend on the run is made before ready; a run's host says ``go`` as it takes
     this process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
     _warm()
     reader = FrameReader(read_fd, 2**31)
     peer = Peer()
+    peer.lanes = list(lanes or ())
     threads = CallbackThreads()
-    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), lambda op, p: None,
+    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), peer.notice,
                         spare=threads)  # fmt: skip
     peer.endpoint = endpoint
     write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])

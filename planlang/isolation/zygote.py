@@ -8,7 +8,8 @@ namespaces once (forks inherit them); each fork then confines itself in its own 
 directory (landlock, seccomp, the audit hook: ``confine.enter``) before it says it is ready.
 
 The server stays single-threaded (fork is only safe so). It takes requests on a Unix socket:
-a scratch directory and the two pipe ends of the new child (passed as file descriptors), and
+a scratch directory and the pipe ends of the new child (its channel's and its lanes', passed
+as file descriptors), and
 answers with the child's pid; when a child exits it reports the status, since only the server
 can wait for its children.
 """
@@ -25,6 +26,7 @@ import sys
 import threading
 from typing import Any
 
+from planlang.isolation.lanes import LANES
 from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
 
 __all__ = ["Zygote", "serve"]
@@ -64,7 +66,7 @@ def serve(config: dict[str, Any]) -> None:
             os.read(wake_r, 512)
             _reap(control)
         if control.fileno() in ready:
-            data, fds, _, _ = socket.recv_fds(control, 65536, 2)
+            data, fds, _, _ = socket.recv_fds(control, 65536, 2 * (1 + LANES))
             if not data:
                 os._exit(0)  # the host is gone: so are we
             request = json.loads(data)
@@ -128,7 +130,9 @@ def _child(config: dict[str, Any], scratch: str, fds: list[int], namespaces: Any
     try:
         os.chdir(scratch)
         layers = confine.enter(scratch, without, namespaces=namespaces)
-        child.serve_one(config, fds[0], fds[1], layers)
+        child.serve_one(
+            config, fds[0], fds[1], layers, list(zip(fds[2::2], fds[3::2], strict=True))
+        )
     finally:
         os._exit(3)
 
@@ -197,27 +201,33 @@ class Zygote:
                     self._exits[int(message["exit"])] = int(message["code"])
                     self._exited.notify_all()
 
-    def fork(self, scratch: str) -> tuple[int, int, int]:
-        """A new child: (pid, pipe to read its frames from, pipe to write frames to)."""
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
+    def fork(self, scratch: str) -> tuple[int, int, int, list[tuple[int, int]]]:
+        """A new child: (pid, pipe to read its frames from, pipe to write frames to, and the
+        same pair for each of its ``LANES`` lanes)."""
+        pairs = [(*os.pipe(), *os.pipe()) for _ in range(1 + LANES)]  # to r, w; from r, w
+        theirs = [fd for to_r, _, _, from_w in pairs for fd in (to_r, from_w)]
+        ours = [(from_r, to_w) for _, to_w, from_r, _ in pairs]
+        pid = -2  # none yet: ours are closed unless a child takes them
         try:
             with self._lock:
                 body = json.dumps({"scratch": scratch}).encode()
-                socket.send_fds(self._control, [body], [to_child_r, from_child_w])
+                socket.send_fds(self._control, [body], theirs)
                 with self._pid_ready:
                     while not self._pids:
                         if not self._pid_ready.wait(timeout=30):
                             raise RuntimeError("The plan fork server stopped answering.")
                     pid = self._pids.pop(0)
         finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
+            for fd in theirs:
+                os.close(fd)
+            if pid < 0:
+                for pair in ours:
+                    os.close(pair[0])
+                    os.close(pair[1])
         if pid < 0:
-            os.close(to_child_w)
-            os.close(from_child_r)
             raise RuntimeError("The plan fork server has ended.")
-        return pid, from_child_r, to_child_w
+        (reader, writer), *lanes = ours
+        return pid, reader, writer, lanes
 
     def exit_code(self, pid: int, timeout: float = 0.0) -> int | None:
         """The child's exit code (negative: the signal that ended it), if it has ended."""

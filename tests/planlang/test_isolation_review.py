@@ -31,6 +31,7 @@ import pytest
 
 from planlang.errors import PlanError
 from planlang.isolation.frames import FrameReader, FrameTooCostly
+from planlang.isolation.lanes import LANES
 from planlang.isolation.pool import Pool
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
@@ -163,19 +164,22 @@ def test_a_fan_out_of_fan_outs_on_the_hosts_own_threads_ends_as_in_one_process()
     """REVIEW 4 (on main too). An embedder's fan-out word runs each plan function on a thread
     of its own: 16 at once that each fan out again took every thread the child ran callbacks
     on, and the inner callbacks queued behind them until the time limit. In one process the
-    plan finishes; now the child starts a thread for each (``callback_threads``)."""
+    plan finishes; now the child starts a thread for each (``callback_threads``). Since the
+    lanes (8 host threads call back on a lane each, a child thread each) it takes 16 past
+    those: 24 outer functions, and a memory limit whose bound holds their 40 threads."""
     from concurrent.futures import ThreadPoolExecutor
 
-    threads = ThreadPoolExecutor(64)
+    outer = 16 + LANES
+    threads = ThreadPoolExecutor(2 * outer + 8)
 
     def fan(fns: list[Callable[[], int]]) -> list[int]:
         return [future.result() for future in [threads.submit(fn) for fn in fns]]
 
-    source = "result = sum(fan([lambda: sum(fan_in([lambda: 1])) for _ in range(16)]))\n"
+    source = f"result = sum(fan([lambda: sum(fan_in([lambda: 1])) for _ in range({outer})]))\n"
     try:
         for mode in MODES:
             # every outer function is running before any fans out again: no race decides it
-            barrier = threading.Barrier(16, timeout=HANG_GUARD)
+            barrier = threading.Barrier(outer, timeout=HANG_GUARD)
 
             def fan_in(
                 fns: list[Callable[[], int]], barrier: threading.Barrier = barrier
@@ -184,8 +188,8 @@ def test_a_fan_out_of_fan_outs_on_the_hosts_own_threads_ends_as_in_one_process()
                 return fan(fns)
 
             host = {"fan": fan, "fan_in": fan_in}
-            box = Sandbox(host=host, limits=Limits(seconds=3), isolation=mode)
-            assert box.run(source) == 16, mode
+            box = Sandbox(host=host, limits=Limits(seconds=3, memory_mb=4096), isolation=mode)
+            assert box.run(source) == outer, mode
     finally:
         threads.shutdown(wait=False, cancel_futures=True)
 
@@ -199,8 +203,13 @@ ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
 box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]
 w, slow = box.host['w'].fn.wid, box.host['slow'].fn.wid
 write_all(ep._writer, ['q', 9, ep.default_context, 'call', [w, [{'c': 1}], {'d': []}, None]])
-ask = ep._reader.read()  # the host calls the plan function back: its thread waits on ask[1]
-other = ep._reader.read()  # and again from a second thread, which reads for both
+def callback():  # the host's next callback on this channel (past its notices of lanes)
+    while True:
+        frame = ep._reader.read()
+        if frame[0] == 'q':
+            return frame
+ask = callback()  # the host calls the plan function back: its thread waits on ask[1]
+other = callback()  # and again from a second thread, which reads for both
 for i in range(MAX_PENDING + 200):  # each for that waiting thread, queued in its inbox
     write_all(ep._writer, ['q', 10 + i, ask[1], 'call', [slow, ['x' * 1000], {'d': []}, None]])
 time.sleep(30)
@@ -227,12 +236,17 @@ def test_a_flood_of_requests_for_a_waiting_thread_ends_the_run(pool: Pool) -> No
             with contextlib.suppress(PlanError):  # the run has ended under it
                 f()
 
-        second = threading.Thread(target=quietly)
-        second.start()
+        # one more than the lanes: a thread that finds every lane taken calls back over the
+        # run's channel, where the plan's own thread waits on its callback too
+        others = [threading.Thread(target=quietly) for _ in range(LANES + 1)]
+        for other in others:
+            other.start()
         f()
-        second.join()
+        for other in others:
+            other.join()
 
-    box = Sandbox(host={"w": w, "slow": slow}, limits=Limits(seconds=3),
+    # the time limit is far off: the flood, not the clock, must end the run, however loaded
+    box = Sandbox(host={"w": w, "slow": slow}, limits=Limits(seconds=25),
                   isolation="process")  # fmt: skip
     box._pool = pool  # type: ignore[attr-defined]
     box._probe = {"probe": FLOOD_A_WAITING_THREAD}  # type: ignore[attr-defined]
