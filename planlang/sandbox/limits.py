@@ -55,18 +55,32 @@ CHECK_EVERY = 256
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-_statm: tuple[int, int] | None = None  # (pid, fd): /proc/self is resolved when opened
+# This process's /proc/self/statm, open (-1: not yet). /proc/self is resolved when opened, so
+# a fork forgets it (and closes its copy: the parent's memory is none of a child's business).
+_statm = [-1]
+
+
+def _forget_statm() -> None:
+    fd, _statm[0] = _statm[0], -1
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_statm)
 
 
 def _resident_bytes() -> int:
-    """Current resident set size (one pread, under a microsecond); the peak where /proc is
-    missing."""
-    global _statm
+    """Current resident set size (one pread, about 1.5 µs here; a checkpoint makes one);
+    the peak where /proc is missing."""
     try:
-        pid = os.getpid()
-        if _statm is None or _statm[0] != pid:
-            _statm = (pid, os.open("/proc/self/statm", os.O_RDONLY))
-        return int(os.pread(_statm[1], 64, 0).split()[1]) * _PAGE
+        fd = _statm[0]
+        if fd < 0:
+            fd = _statm[0] = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        return int(os.pread(fd, 64, 0).split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         import resource
 

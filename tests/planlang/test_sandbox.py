@@ -305,3 +305,31 @@ def test_ctrl_c_while_a_deep_stack_plan_runs_ends_it_as_interrupted():
     finally:
         timer.cancel()
     assert caught.value.kind == "interrupted"
+
+
+def test_a_fork_reads_its_own_memory_not_its_parents():
+    """The meter keeps /proc/self/statm open (one pread a checkpoint): a fork must not go on
+    reading its parent's file (the fork server's children do fork from a process that ran
+    plans), so a fork's growth is its own and the parent's reading does not move."""
+    import os
+
+    from planlang.sandbox import limits
+
+    before = limits._resident_bytes()
+    assert limits._statm[0] >= 0
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the fork reports through the pipe
+        try:
+            grown = bytearray(64 * 2**20)
+            for at in range(0, len(grown), 4096):
+                grown[at] = 1
+            os.write(write, str(limits._resident_bytes() - before).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    child_growth = int(os.read(read, 64) or b"0")
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child_growth >= 48 * 2**20
+    assert limits._resident_bytes() - before < 32 * 2**20
