@@ -1,6 +1,6 @@
 """Process isolation against in-process planlang, plain CPython and pydantic-monty (issue 12).
 
-    python benchmarks/bench_isolation.py [--quick] [--out benchmarks/RESULTS.md]
+    python benchmarks/bench_isolation.py [--quick] [--only ROW ...] [--out benchmarks/RESULTS.md]
 
 Side by side in one run, interleaved rounds and medians of per-round ratios (the method of
 ``bench_planlang.py``, whose timing helpers this reuses). The host process is pinned to CPU 0,
@@ -50,6 +50,11 @@ WORKLOADS = {
     "host calls through plan-lambda callbacks (1,000)": ("callback_fanout.py", 3.0),
     "compute glue": ("compute_glue.py", 2.0),
 }
+
+
+# What --only can name: a workload by its plan's file name, or one of the other rows.
+ROWS = (*(Path(file).stem for file, _goal in WORKLOADS.values()), "one_line", "throughput",
+        "pricing")  # fmt: skip
 
 
 def _pin_children() -> None:
@@ -199,7 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--only", action="append", choices=sorted(ROWS), metavar="ROW",
+        help=f"run only this row (again for more): {', '.join(sorted(ROWS))}",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.only and args.out:
+        parser.error("--out writes the whole table: leave out --only")
+    only = set(args.only or ROWS)
     with contextlib.suppress(OSError):
         os.sched_setaffinity(0, {0})
     _pin_children()
@@ -219,11 +231,15 @@ def main(argv: list[str] | None = None) -> int:
     ]
     with contextlib.ExitStack() as stack:
         for label, (file, goal) in WORKLOADS.items():
-            source = (bp.PLANS / file).read_text(encoding="utf-8")
-            lines += rows_for(label, source, goal, rounds, target, stack)
-    lines += one_line(15 if args.quick else 41)
-    lines += throughput(3.0 if args.quick else 10.0)
-    lines += pricing(1 if args.quick else 3)
+            if Path(file).stem in only:
+                source = (bp.PLANS / file).read_text(encoding="utf-8")
+                lines += rows_for(label, source, goal, rounds, target, stack)
+    if "one_line" in only:
+        lines += one_line(15 if args.quick else 41)
+    if "throughput" in only:
+        lines += throughput(3.0 if args.quick else 10.0)
+    if "pricing" in only:
+        lines += pricing(1 if args.quick else 3)
     lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}.")
     section = "\n".join(lines)
     print(section)

@@ -50,9 +50,12 @@ class Child:
         self.reader = FrameReader(read_fd, MAX_FRAME)
 
     def wait_ready(self) -> Child:
-        """Wait for the process to say it is confined and ready (RuntimeError if it is not)."""
+        """Wait for the process to say it is confined and ready (RuntimeError if it is not).
+        Asleep, not polling: getting ready takes milliseconds of the child's CPU, and a
+        poll would take 200 µs of a CPU it may share (the reader's polling for the run's
+        answer is left as it was: it learns nothing from this wait)."""
         try:
-            ready = self.reader.read()
+            ready = self.reader.read(spin=False)
         except (OSError, ValueError) as error:
             ready = None
             why = str(error)
@@ -93,7 +96,10 @@ class Child:
         if not self.taken:
             self.reader.close()
             os.close(self.writer)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            os.rmdir(self.scratch)  # empty, unless the process wrote there: then the tree
+        except OSError:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def death(self) -> PlanLimitError:
         """Why the process ended, as the plan's limit error."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import resource
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -234,6 +235,10 @@ def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-un
     assert pid != first_pid and scratch != first_scratch
     assert left is None and exists is False
     assert not os.path.exists(first_scratch)  # the first child's scratch is gone
+    deadline = time.monotonic() + 60  # a hang guard: a finished child is discarded off the run
+    while os.path.exists(scratch) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not os.path.exists(scratch)  # and the second's, which it left empty
 
 
 def test_a_plan_runs_on_its_process_main_thread_with_the_deep_stack(pools) -> None:  # type: ignore[no-untyped-def]
