@@ -37,6 +37,7 @@ _BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
 # Only reserved (untouched pages cost nothing), and counted in each plan's address space.
 MAIN_STACK = MAX_STACK + STACK_MARGIN
 _ENV = {"MALLOC_ARENA_MAX": "2"}  # not a secret: glibc's arenas, kept inside RLIMIT_AS
+_WARM_TURNS = 12  # runs of a fork's warm-up here: CPython 3.11 specializes after 8 or so
 # A fork request: the child's scratch directory (its path, as bytes) and its two pipe ends.
 _MAX_REQUEST = 8192
 _FD_BYTES = struct.calcsize("i")
@@ -132,6 +133,11 @@ def _warm_up() -> None:
     stack._decisions[small.code] = False
     box.run(small)
     child.warm_up_with(small)
+    # CPython specializes a function's bytecode in place once it has run a few times: done
+    # here, the forks find the code they run to get ready specialized already, and copy fewer
+    # of its pages (each fork ran it once before, and wrote its counters and caches)
+    for _ in range(_WARM_TURNS):
+        child._warm_run()
     # What the sandbox imports only when it first needs it: a fork may read no code later
     # (landlock lets it read only what was loaded before it was confined).
     import resource  # noqa: F401 - the meter's fallback
