@@ -51,6 +51,7 @@ class Limits:
 
 # How many steps may pass between two looks at the clock and the memory.
 CHECK_EVERY = 256
+UNCHARGED_SIZE = 1024  # results up to this size are free (allow_size charges larger ones)
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -186,7 +187,7 @@ class Meter:
             self.trip("size", f"{what} would make {n:,} items, past the limit of "
                       f"{self.limits.size:,}.")  # fmt: skip
         # Large results are charged as work too, so many of them add up to the step limit.
-        if n > 1024:
+        if n > UNCHARGED_SIZE:
             self.charge(n >> 10)
 
     def allow_bits(self, bits: int, what: str) -> None:

@@ -17,7 +17,7 @@ from itertools import chain
 from typing import Any
 
 from planlang import language as L
-from planlang.sandbox.limits import Meter
+from planlang.sandbox.limits import UNCHARGED_SIZE, Meter
 from planlang.sandbox.walks import TEXT_SCALARS, Walks, text_size
 from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
@@ -47,6 +47,10 @@ class Sizes:
         self.meter = meter
         self.walks = walks
         self.getiter = getiter  # the metered loop of ``guards.Guards``
+        # Sizes up to this need no call of ``meter.allow_size`` (within the limit, and too
+        # small to be charged: it would do nothing), nor bits up to ``_bits`` of allow_bits.
+        self._size, self._bits = meter.limits.size, meter.limits.int_bits
+        self._free = min(self._size, UNCHARGED_SIZE)
 
     # -- operators that can allocate without a loop ----------------------------------------
 
@@ -62,7 +66,8 @@ class Sizes:
             n = len(a) + len(b)
         except TypeError:
             return op(a, b)  # let Python say what is wrong with the operands
-        self.meter.allow_size(n, "Joining two sequences")
+        if n > self._free:
+            self.meter.allow_size(n, "Joining two sequences")
         return op(a, b)
 
     def mul(self, a: Any, b: Any, op: Callable[[Any, Any], Any] = operator.mul) -> Any:
@@ -70,7 +75,9 @@ class Sizes:
         if ta is float or tb is float:
             return op(a, b)
         if ta in _NUMBERS and tb in _NUMBERS:
-            self.meter.allow_bits(a.bit_length() + b.bit_length(), "Multiplying")
+            bits = a.bit_length() + b.bit_length()
+            if bits > self._bits:
+                self.meter.allow_bits(bits, "Multiplying")
             return op(a, b)
         if ta in _NUMBERS:
             a, b = b, a
@@ -81,7 +88,8 @@ class Sizes:
                 n = len(a) * b
             except TypeError:
                 return op(a, b)
-            self.meter.allow_size(n, "Repeating a sequence")
+            if n > self._free:
+                self.meter.allow_size(n, "Repeating a sequence")
         return op(a, b)
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
@@ -141,7 +149,7 @@ class Sizes:
 
     def fstr(self, text: str) -> str:
         """A whole f-string, once built: ``s = f"{s}{s}"`` in a loop would double each turn."""
-        if len(text) > self.meter.limits.size:
+        if len(text) > self._size:
             self.meter.allow_size(len(text), "An f-string")
         return text
 

@@ -333,3 +333,23 @@ def test_a_fork_reads_its_own_memory_not_its_parents():
     os.waitpid(pid, 0)
     assert child_growth >= 48 * 2**20
     assert limits._resident_bytes() - before < 32 * 2**20
+
+
+@pytest.mark.parametrize("n", [65, 254, 255, 256, 511, 1000])
+def test_a_long_loop_is_charged_a_chunk_ahead_and_sees_what_it_appends(n):
+    """A loop over a list longer than 64 items is charged 256 steps (and the clock read)
+    before each 256 of its items, and a list that grows while it is walked is walked to its
+    new end, as Python walks it."""
+    from planlang.sandbox.guards import Guards
+    from planlang.sandbox.limits import Meter
+
+    meter = Meter(Limits())
+    items = list(range(n))
+    seen = []
+    for item in Guards(meter, {}).getiter(items):
+        seen.append((item, meter.steps))
+        if item == 40:
+            items.append(-1)
+    assert [item for item, _steps in seen] == [*range(n), -1]
+    assert [steps for _item, steps in seen] == [256 * (i // 256 + 1) for i in range(n + 1)]
+    assert meter.steps == 256 * ((n + 1) // 256 + 1)
