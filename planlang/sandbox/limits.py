@@ -10,9 +10,9 @@ meter stays tripped and every later check raises again, so host code that swallo
 from __future__ import annotations
 
 import os
-import threading
 import time
 from dataclasses import dataclass
+from threading import get_ident
 
 from planlang.errors import PlanLimitError
 
@@ -88,12 +88,6 @@ def _resident_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-class _Depth(threading.local):
-    """Per thread: how deep plan functions are nested now (0 where none ran yet)."""
-
-    n = 0
-
-
 class Meter:
     """Counts what a plan uses and raises ``PlanLimitError`` when a limit is passed."""
 
@@ -118,7 +112,11 @@ class Meter:
         self.memory_base = _resident_bytes()
         self.memory_cap = limits.memory_mb * 1024 * 1024
         self.tripped: PlanLimitError | None = None
-        self._depth = _Depth()
+        # per thread (its ident): how deep plan functions are nested now (none: 0). A dict,
+        # not a threading.local: a plan function call reads and writes it twice, and a
+        # local's attribute costs four times a dict's item. Calls nest and unwind on their
+        # own thread, so a thread that ends leaves its depth at 0 for one that takes its ident.
+        self._depth: dict[int, int] = {}
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -165,11 +163,11 @@ class Meter:
 
     def enter(self) -> None:
         """A plan function starts: one step, and one level deeper on this thread."""
-        local = self._depth
-        depth = local.n + 1
-        local.n = depth
+        depths, thread = self._depth, get_ident()
+        depth = depths.get(thread, 0) + 1
+        depths[thread] = depth
         if depth > self.limits.depth:
-            local.n = depth - 1
+            depths[thread] = depth - 1
             self.trip("depth", f"The plan nested function calls deeper than {self.limits.depth}.")
         self.steps += 1
         if self.steps >= self.next_check:
@@ -177,7 +175,8 @@ class Meter:
 
     def leave(self) -> None:
         """A plan function returns (or raises)."""
-        self._depth.n -= 1
+        depths, thread = self._depth, get_ident()
+        depths[thread] = depths.get(thread, 0) - 1
 
     # -- sizes ---------------------------------------------------------------------------
 

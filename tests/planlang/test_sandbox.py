@@ -353,3 +353,32 @@ def test_a_long_loop_is_charged_a_chunk_ahead_and_sees_what_it_appends(n):
     assert [item for item, _steps in seen] == [*range(n), -1]
     assert [steps for _item, steps in seen] == [256 * (i // 256 + 1) for i in range(n + 1)]
     assert meter.steps == 256 * ((n + 1) // 256 + 1)
+
+
+def test_the_depth_limit_counts_each_thread_on_its_own():
+    """Plan functions nest per thread (parallel thunks each start at depth 0): a thread may
+    go as deep as the limit whatever another thread holds, and one level more trips."""
+    from planlang.sandbox.limits import Meter
+
+    meter = Meter(Limits(depth=3))
+    for _ in range(3):
+        meter.enter()
+    outcome: list[object] = []
+
+    def other_thread() -> None:
+        for _ in range(3):
+            meter.enter()
+        try:
+            meter.enter()
+        except PlanLimitError as error:
+            outcome.append(error.kind)
+        for _ in range(3):
+            meter.leave()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join(timeout=60)
+    assert outcome == ["depth"]
+    meter.leave()
+    with pytest.raises(PlanLimitError):  # the meter stays tripped, on every thread
+        meter.enter()
