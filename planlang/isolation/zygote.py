@@ -15,6 +15,7 @@ can wait for its children.
 
 from __future__ import annotations
 
+import _signal
 import json
 import os
 import select
@@ -95,8 +96,8 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
                 continue
             pid = os.fork()
             if pid == 0:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _signal.set_wakeup_fd(-1)  # not signal's wrappers: see confine.enter
+                _signal.signal(signal.SIGCHLD, _signal.SIG_DFL)
                 control.close()
                 os.close(wake_r)
                 os.close(wake_w)
