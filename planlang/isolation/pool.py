@@ -67,11 +67,12 @@ class Child:
         self.layers = ready[1]
         return self
 
-    def wake(self) -> None:
+    def wake(self, code: str | None = None) -> None:
         """Tell the process a run has taken it, before the run is made: it wakes meanwhile
-        (if it has died, the run's channel finds out)."""
+        (if it has died, the run's channel finds out). ``code``: the run's code as the run
+        would carry it, so the process loads it while the host makes the rest of the run."""
         try:
-            write_all(self.writer, ["go"])
+            write_all(self.writer, ["go"] if code is None else ["go", code])
         except OSError:
             pass
 
@@ -139,10 +140,11 @@ class Pool:
         self.closed = False
         self.started = 0
 
-    def acquire(self) -> Child:
-        """A ready child (waiting for one if none is ready yet). While other children stay
-        ready, its replacement waits for ``refill`` (called when the run ends): forking it now
-        would take the machine from the run it is for."""
+    def acquire(self, code: str | None = None) -> Child:
+        """A ready child (waiting for one if none is ready yet), told it is taken (``wake``,
+        with ``code``). While other children stay ready, its replacement waits for
+        ``refill`` (called when the run ends): forking it now would take the machine from the
+        run it is for."""
         while True:
             with self._lock:
                 child = self._ready.popleft() if self._ready else None
@@ -152,7 +154,7 @@ class Pool:
             if child is None:
                 child = self._start()
             if child.alive():
-                child.wake()
+                child.wake(code)
                 self.last = child
                 return child
             child.discard()  # died while waiting: drop it, take the next
