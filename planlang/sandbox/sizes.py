@@ -18,6 +18,7 @@ from typing import Any
 
 from planlang import language as L
 from planlang.sandbox.limits import UNCHARGED_SIZE, Meter
+from planlang.sandbox.printf import printf_fields
 from planlang.sandbox.walks import TEXT_SCALARS, Walks, text_size
 from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
@@ -126,7 +127,7 @@ class Sizes:
         """Bound the result of ``template % args`` before Python builds it: the template, the
         widths and precisions (all of them together), and the longest string argument per
         field. The template is parsed as CPython parses it, nested '(' in keys included."""
-        widths, stars, fields = _printf_fields(template)
+        widths, stars, fields = printf_fields(template)
         values = args if type(args) is tuple else (args,)
         if stars:
             widths += sum(abs(v) for v in values if type(v) is int and abs(v) > 64)
@@ -346,44 +347,6 @@ class Sizes:
             xs.extend(items)
 
         return extend
-
-
-def _printf_fields(template: str) -> tuple[int, int, int]:
-    """(sum of the numeric widths and precisions, number of '*', number of fields) of a
-    %-template, parsed like CPython's ``PyUnicode_Format`` does."""
-    widths = stars = fields = 0
-    end = len(template)
-    i = template.find("%")
-    while 0 <= i < end - 1:
-        i += 1
-        if template[i] == "(":  # a mapping key; CPython counts nested parentheses
-            depth = 1
-            i += 1
-            while i < end and depth:
-                depth += {"(": 1, ")": -1}.get(template[i], 0)
-                i += 1
-        while i < end and template[i] in "-+ #0":
-            i += 1
-        for _part in range(2):  # width, then precision after '.'
-            if i < end and template[i] == "*":
-                stars += 1
-                i += 1
-            else:
-                start = i
-                while i < end and "0" <= template[i] <= "9":
-                    i += 1
-                if i > start:
-                    widths += int(template[start:i]) if i - start < 19 else 1 << 62
-            if _part == 0 and i < end and template[i] == ".":
-                i += 1
-            else:
-                break
-        if i < end and template[i] in "hlL":
-            i += 1
-        if i < end and template[i] != "%":
-            fields += 1
-        i = template.find("%", i + 1)
-    return widths, stars, fields
 
 
 def wrappers(sizes: Sizes, walks: Walks) -> dict[str, Callable[[Any], Callable[..., Any]]]:
