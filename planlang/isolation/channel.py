@@ -7,7 +7,8 @@ thread is serving (its context); the other side hands it to the thread waiting o
 which serves it before going back to waiting. So a call made from inside a callback runs on the
 very thread that made the callback, as it would in one process (the runtime's workers know
 themselves by thread), and nesting cannot deadlock: no thread waits idle while work for it
-queues. A request without a waiting thread goes to a small pool.
+queues. A request without a waiting thread goes to a small pool; a notice without one (the
+host's word that a lane is in use, ``lanes``) is taken by the thread that reads it.
 
 There is no reader thread: one of the waiting threads reads the pipe for all (the leader) and
 hands each frame to its thread; when the leader has its own answer it wakes another waiter to
@@ -36,7 +37,8 @@ from typing import Any
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
 
-__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN"]
+__all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN", "SHAPES",
+           "waiting"]  # fmt: skip
 
 # (op, payload) -> (ok, payload); the payload of a failure describes the error. ``ok`` may be
 # PLAIN: the payload is plain JSON that decodes as itself, sent as ["p", id, payload].
@@ -57,8 +59,8 @@ MAX_PENDING = 4096  # requests no thread waits for, queued at once (a fan-out ha
 
 # Threads of this process waiting on any channel now, one entry each (several runs at once:
 # none polls). append and pop of a list are atomic: no lock on the hot path.
-_waiting: list[None] = []
-_SHAPES = {"q": 5, "a": 4, "p": 3, "n": 4}  # ["q", id, context, op, payload], ["p", id, x], ...
+waiting: list[None] = []
+SHAPES = {"q": 5, "a": 4, "p": 3, "n": 4}  # ["q", id, context, op, payload], ["p", id, x], ...
 _DEAD = ("dead",)
 _TIMEOUT = ("timeout",)
 _LEAD = ("lead",)  # to a waiter: nobody reads the pipe now; read it
@@ -197,7 +199,7 @@ class Endpoint:
         nobody else reads it, or waited for. A thread that stops reading to do anything else
         first wakes an idle waiter to read instead."""
         mutex = self._mutex
-        _waiting.append(None)
+        waiting.append(None)
         try:
             while True:
                 with mutex:
@@ -231,7 +233,7 @@ class Endpoint:
                     self._pass_lead()
                 return message
         finally:
-            _waiting.pop()
+            waiting.pop()
 
     def _lead(self, rid: int, until: float | None) -> Any:
         """Read frames for everyone until one is for ``rid`` (returned), or the pipe ends, or
@@ -243,7 +245,7 @@ class Endpoint:
                 try:
                     # poll only while this thread is the only one of its process waiting on a
                     # channel, and this channel's other side asks nothing of it
-                    frame = read(until, len(_waiting) <= 1 and not self._serving)
+                    frame = read(until, len(waiting) <= 1 and not self._serving)
                 except TimeoutError:  # an OSError too: the time ran out, the pipe did not fail
                     return _TIMEOUT
                 except (OSError, ValueError, CodecError, IndexError, TypeError) as error:
@@ -253,6 +255,8 @@ class Endpoint:
                 if frame is None:
                     self.close("the other side closed the pipe")
                     return None
+                if self.closed is not None:  # over meanwhile: what was still in the pipe is
+                    return None  # dropped, not served (the inbox holds the news)
                 try:
                     if route(frame, rid):
                         return frame
@@ -275,7 +279,7 @@ class Endpoint:
 
     def _route(self, message: Any, rid: int) -> bool:
         """Hand a frame to the thread it is for; True if that is the reader itself (``rid``)."""
-        if type(message) is not list or not message or _SHAPES.get(message[0]) != len(message):
+        if type(message) is not list or not message or SHAPES.get(message[0]) != len(message):
             raise CodecError("A frame was not a message.")
         kind = message[0]
         if kind == "a" or kind == "p":
@@ -290,6 +294,9 @@ class Endpoint:
         context = message[2] if kind == "q" else message[1]
         if context is not None and context == rid:
             return True
+        if context is None and kind == "n":  # a notice to this side as a whole: served here
+            self._notice(message[2], message[3])
+            return False
         inbox = self._waiters.get(context) if context is not None else None
         if inbox is not None:
             # a thread busy serving has a bounded queue too: a child's requests for one thread

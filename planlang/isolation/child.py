@@ -29,6 +29,7 @@ from planlang.isolation import confine
 from planlang.isolation.channel import Endpoint
 from planlang.isolation.codec import CodecError, Encoder
 from planlang.isolation.frames import FrameReader, dumps, loads, write_all
+from planlang.isolation.lanes import LANES
 from planlang.isolation.peer import Peer
 from planlang.isolation.wire import HostStop, plan_error
 from planlang.sandbox import deep_stack as stack_module
@@ -119,7 +120,8 @@ def _run(peer: Peer, payload: dict[str, Any], probes: bool, code: Any = None) ->
     deep = stack_for(limits.steps)
     if deep in _PRESTARTED:
         deep = 0  # that thread's stack is in the base already
-    memory = limits.memory_mb * 2**20 + deep + MAX_CALLBACK_THREADS * CALLBACK_STACK + SLACK
+    callbacks = (MAX_CALLBACK_THREADS + LANES) * CALLBACK_STACK  # the spare pool's, the lanes'
+    memory = limits.memory_mb * 2**20 + deep + callbacks + SLACK
     confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,
                             files=False)  # those were set before ready  # fmt: skip
     confine.strict()
@@ -217,14 +219,16 @@ def _warm_run() -> None:
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
 
 
-def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any]) -> None:
+def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any],
+              lanes: list[tuple[int, int]] | None = None) -> None:  # fmt: skip
     """Say ready with the layers, run the one plan the host sends, answer, exit. All that
     does not depend on the run is made before ready; a run's host says ``go`` as it takes
     this process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
     _warm()
     reader = FrameReader(read_fd, 2**31)
     peer = Peer()
-    peer.endpoint = Endpoint(reader, write_fd, peer.serve, lambda op, p: None,
+    peer.lanes = list(lanes or ())
+    peer.endpoint = Endpoint(reader, write_fd, peer.serve, peer.notice,
                              workers=MAX_CALLBACK_THREADS)  # fmt: skip
     write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU

@@ -25,13 +25,15 @@ Encoding of values (JSON on the wire)::
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "finite",
-           "flat", "plain_answer", "shares_lists"]  # fmt: skip
+           "flat", "plain_answer", "plain_tree", "shares_lists"]  # fmt: skip
 
 _BIG = 2**63
+_FUNCTION = types.FunctionType  # a plan's function (a thunk): a handle, never adapted
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
 
 
@@ -119,6 +121,50 @@ def plain_answer(value: Any) -> bool:
     return True
 
 
+PLAIN_DEPTH = 64  # levels a plain tree may nest (JSON parsers stop at a few hundred)
+
+
+def plain_tree(value: Any) -> bool:
+    """Whether a dict or list crosses as plain JSON, as it stands, and decodes into exactly
+    its copy: dicts with str keys and lists, of scalars that cross as themselves (``flat``),
+    no container in it twice (JSON would make two of it), and no deeper than ``PLAIN_DEPTH``.
+    A list of host answers (a fan-out's replies) is one, as is a thunk's usual result."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return False
+    return _plain(value, set(), 0)
+
+
+def _plain(value: Any, seen: set[int], depth: int) -> bool:
+    key = id(value)
+    if key in seen or depth > PLAIN_DEPTH:
+        return False
+    seen.add(key)
+    if type(value) is dict:
+        for name, item in value.items():
+            if type(name) is not str:
+                return False
+            kind = type(item)
+            if kind is str or kind is bool or item is None:
+                continue
+            if kind is dict or kind is list:
+                if not _plain(item, seen, depth + 1):
+                    return False
+            elif not flat(item):
+                return False
+        return True
+    for item in value:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict or kind is list:
+            if not _plain(item, seen, depth + 1):
+                return False
+        elif not flat(item):
+            return False
+    return True
+
+
 def shares_lists(value: dict[Any, Any]) -> bool:
     """Whether one list is under two keys of a dict (plain JSON would make it two)."""
     seen = 0
@@ -179,7 +225,7 @@ class Encoder:
                 return {"d": pairs}
             tag = "t" if kind is tuple else "s" if kind is set else "f"
             return {tag: [encode(v) for v in value]}
-        if self.adapt is not None:
+        if self.adapt is not None and kind is not _FUNCTION:  # a function is never data
             plain = self.adapt(value)
             if plain is not None:
                 index = self.count

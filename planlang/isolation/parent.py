@@ -33,14 +33,15 @@ from planlang.isolation.codec import (
     Encoder,
     adapt_plain,
     decode_arguments,
-    encode_arguments,
     flat,
     plain_answer,
+    plain_tree,
 )
-from planlang.isolation.frames import BUDGET_FLOOR, FrameTooCostly
+from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
+from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.pool import Child, default_pool, discard_later
-from planlang.isolation.wire import describe, plan_error_from, raised
+from planlang.isolation.wire import describe, plan_error_from
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.deep_stack import needs_deep_stack
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
@@ -50,38 +51,9 @@ from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 if TYPE_CHECKING:
     from planlang.sandbox.inprocess import Sandbox
 
-__all__ = ["Callback", "GRACE", "run_isolated"]
+__all__ = ["Callback", "GRACE", "run_isolated"]  # Callback: planlang.isolation.lanes
 
 GRACE = 1.0  # seconds past the time limit before the host kills the plan's process
-
-
-class Callback:
-    """A plan function, held by the host: calling it runs it in the plan's process."""
-
-    __slots__ = ("session", "cid", "__weakref__")
-
-    def __init__(self, session: _Session, cid: int):
-        self.session, self.cid = session, cid
-
-    def __repr__(self) -> str:
-        return f"<plan function {self.cid}>"
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        session = self.session
-        if session.ended is not None:
-            raise session.ended
-        payload = [self.cid, *encode_arguments(args, kwargs, session.encode)]
-        try:
-            ok, answer = session.endpoint.request("callback", payload)
-        except ChannelClosed:
-            raise session.ended or PlanLimitError("finished", "The plan has ended.") from None
-        if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
-            return answer
-        if not ok:
-            if answer[0] == "passthrough" and session.passthrough_error is not None:
-                raise session.passthrough_error
-            raise raised(answer)
-        return session.decode(answer)
 
 
 def _host_adapt(value: Any) -> Any:
@@ -113,8 +85,30 @@ class _Session:
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
         # one frame the plan sends decodes to no more than the plan may use, or the floor
-        reader.set_budget(max(box.limits.memory_mb * 2**20, BUDGET_FLOOR))
+        self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
+        reader.set_budget(self._budget)
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
+        self.lanes = Lanes(child.lanes, self._lane, self._announce)
+
+    def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
+        reader.set_budget(self._budget)
+        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
+
+    def _announce(self, number: int) -> None:
+        try:
+            self.endpoint.send(["n", None, "lane", number])
+        except ChannelClosed:
+            pass  # the run is over: the lane's first request finds out
+
+    def _lane_closed(self, reason: str) -> None:
+        """A lane that broke the protocol ends the run with its reason. (A lane that ended
+        with its process leaves that to the run's channel, which hears of it in order.)"""
+        if self.ended is None and not self.lanes.closed and reason.startswith("a frame"):
+            for lane in self.lanes.endpoints():
+                if lane.failure is not None and self.endpoint.failure is None:
+                    self.endpoint.failure = lane.failure
+            self.endpoint.close(reason)
+            self.child.discard()  # wakes the run's thread, which may be reading its pipe
 
     # -- handles ---------------------------------------------------------------------------
 
@@ -193,7 +187,7 @@ class _Session:
                 result = self._call(payload)
                 if flat(result):
                     return True, result
-                if plain_answer(result):
+                if plain_answer(result) or plain_tree(result):
                     return PLAIN, result
                 name = getattr(self.words[payload[0]], "__name__", "host word")
                 return True, self._result(result, f"The host word {name!r}")
@@ -254,7 +248,9 @@ class _Session:
             raise CodecError(f"Unknown request {op!r}.")
         if flat(result):
             return True, result
-        return (PLAIN, result) if plain_answer(result) else (True, self._result(result, where))
+        if plain_answer(result) or plain_tree(result):
+            return PLAIN, result
+        return True, self._result(result, where)
 
     def notice(self, op: str, payload: Any) -> None:
         if op == "print" and type(payload) is str:
@@ -354,6 +350,7 @@ class _Session:
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
         self.meter.close(error)
+        self.lanes.close(error.message)
         self.endpoint.close(error.message)
         if error.kind == "finished":  # the usual end: clean up off the plan's critical path
             discard_later(self.child)

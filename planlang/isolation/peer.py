@@ -8,7 +8,9 @@ answers is decoded into new plain data nobody else holds.
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from typing import Any
 
 from planlang.isolation.channel import PLAIN, Endpoint
@@ -19,13 +21,20 @@ from planlang.isolation.codec import (
     decode_arguments,
     encode_arguments,
     flat,
-    plain_answer,
-    shares_lists,
+    plain_tree,
 )
+from planlang.isolation.frames import FrameReader
+from planlang.isolation.lanes import LANE_EXIT, Lane
 from planlang.isolation.wire import describe, raised
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord"]
+
+
+class _Lane(threading.local):
+    """Per thread: the lane it serves (None: it talks on the run's channel)."""
+
+    endpoint: Endpoint | None = None
 
 
 class Peer:
@@ -33,6 +42,8 @@ class Peer:
 
     def __init__(self) -> None:
         self.endpoint: Endpoint | None = None
+        self.lanes: list[tuple[int, int] | None] = []  # each lane's pipes, until opened
+        self._lane = _Lane()
         self.functions: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
         self.filename: str | None = None
@@ -77,8 +88,27 @@ class Peer:
 
     def print(self, line: str) -> None:
         """What the plan prints, to the host (kept in order with its calls)."""
-        if self.endpoint is not None:
-            self.endpoint.notify("print", line)
+        endpoint = self._lane.endpoint or self.endpoint
+        if endpoint is not None:
+            endpoint.notify("print", line)
+
+    def notice(self, op: str, payload: Any) -> None:
+        """The host's notices: a lane it starts to use (planlang.isolation.lanes)."""
+        if op == "lane" and type(payload) is int and 0 <= payload < len(self.lanes):
+            pair, self.lanes[payload] = self.lanes[payload], None
+            if pair is not None:
+                try:
+                    threading.Thread(target=self._serve_lane, args=pair, daemon=True,
+                                     name=f"planlang-lane-{payload}").start()  # fmt: skip
+                except RuntimeError:  # no memory left for its stack: the plan's limit
+                    os._exit(LANE_EXIT)
+
+    def _serve_lane(self, read_fd: int, write_fd: int) -> None:
+        """A lane's thread: runs each plan function the host calls back on it."""
+        reader = FrameReader(read_fd, 2**31, blocking=True)
+        endpoint = Lane(reader, write_fd, self.serve, self.notice)
+        self._lane.endpoint = endpoint
+        endpoint.serve_forever()
 
     def caller_line(self) -> int | None:
         """The innermost plan line on this thread's stack (the host labels workers by it)."""
@@ -94,8 +124,9 @@ class Peer:
         return self.decoder().decode(data)
 
     def ask(self, op: str, payload: Any) -> Any:
-        assert self.endpoint is not None
-        ok, answer = self.endpoint.request(op, payload)
+        endpoint = self._lane.endpoint or self.endpoint
+        assert endpoint is not None
+        ok, answer = endpoint.request(op, payload)
         if ok is PLAIN:  # plain JSON: the parser's new dict is already what the plan gets
             return answer
         if not ok:
@@ -116,9 +147,9 @@ class Peer:
             result = fn(*positional, **keywords)
             if flat(result):
                 return True, result
-            # the usual result of a thunk (a host word's answer), unless a list in it is there
-            # twice: the host holds it as one list, as it holds the plan's own in one process
-            if plain_answer(result) and not shares_lists(result):
+            # the usual result of a thunk (a host word's answer), unless a container in it is
+            # there twice: the host holds it as one, as it holds the plan's own in one process
+            if plain_tree(result):
                 return PLAIN, result
             return True, self.encode(result)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data

@@ -21,6 +21,7 @@ from typing import Any
 
 from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
+from planlang.isolation.lanes import LANE_EXIT
 from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool", "discard_later"]
@@ -43,7 +44,7 @@ class Child:
         self.taken = False  # its pipes belong to a run's channel, which closes them
         self.layers: list[list[Any]] = []
         try:
-            self.pid, read_fd, self.writer = zygote.fork(self.scratch)
+            self.pid, read_fd, self.writer, self.lanes = zygote.fork(self.scratch)
         except BaseException:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
@@ -77,7 +78,8 @@ class Child:
             pass
 
     def take(self) -> tuple[FrameReader, int]:
-        """Its pipes, for the run's channel (which closes them from now on)."""
+        """Its pipes, for the run's channel (which closes them, and the ``lanes``' pipes,
+        from now on)."""
         self.taken = True
         return self.reader, self.writer
 
@@ -97,6 +99,9 @@ class Child:
         if not self.taken:
             self.reader.close()
             os.close(self.writer)
+            for reader, writer in self.lanes:
+                os.close(reader)
+                os.close(writer)
         try:
             os.rmdir(self.scratch)  # empty, unless the process wrote there: then the tree
         except OSError:
@@ -115,6 +120,9 @@ class Child:
                 "killed": "it was killed (from outside, or by the kernel for memory)",
             }.get(kind, "it crashed")
             return PlanLimitError(kind, f"The plan's process ended with {sig.name}: {why}.")
+        if code == LANE_EXIT:
+            return PlanLimitError("memory", "The plan's process had no memory left to start "
+                                  "a thread for a callback (its memory limit).")  # fmt: skip
         return PlanLimitError("crash", f"The plan's process exited with status {code}.")
 
 

@@ -8,7 +8,8 @@ namespaces once (forks inherit them); each fork then confines itself in its own 
 directory (landlock, seccomp, the audit hook: ``confine.enter``) before it says it is ready.
 
 The server stays single-threaded (fork is only safe so). It takes requests on a Unix socket:
-a scratch directory and the two pipe ends of the new child (passed as file descriptors), and
+a scratch directory and the pipe ends of the new child (its channel's and its lanes', passed
+as file descriptors), and
 answers with the child's pid; when a child exits it reports the status, since only the server
 can wait for its children.
 """
@@ -28,6 +29,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from planlang.isolation.lanes import LANES
 from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
 
 __all__ = ["Zygote", "serve"]
@@ -39,8 +41,10 @@ _BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
 MAIN_STACK = MAX_STACK + STACK_MARGIN
 _ENV = {"MALLOC_ARENA_MAX": "2"}  # not a secret: glibc's arenas, kept inside RLIMIT_AS
 _WARM_TURNS = 12  # runs of a fork's warm-up here: CPython 3.11 specializes after 8 or so
-# A fork request: the child's scratch directory (its path, as bytes) and its two pipe ends.
+# A fork request: the child's scratch directory (its path, as bytes) and the child's ends of
+# its pipes (a pair for its channel, and one for each lane).
 _MAX_REQUEST = 8192
+_FDS = 2 * (1 + LANES)
 _FD_BYTES = struct.calcsize("i")
 
 
@@ -78,7 +82,7 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
     poll.register(control, select.POLLIN)
     poll.register(wake_r, select.POLLIN)
     recvmsg, send = control.recvmsg, control.send
-    fds_space = socket.CMSG_SPACE(2 * _FD_BYTES)
+    fds_space = socket.CMSG_SPACE(_FDS * _FD_BYTES)
     while True:
         for fd, _event in poll.poll():
             if fd == wake_r:
@@ -89,7 +93,7 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
             if not data:
                 os._exit(0)  # the host is gone: so are we
             fds = [n for _level, _kind, cdata in ancillary for n in _fd_numbers(cdata)]
-            if len(fds) != 2:  # not a request of ours: close what came, fork nothing
+            if len(fds) != _FDS:  # not a request of ours: close what came, fork nothing
                 for extra in fds:
                     os.close(extra)
                 send(b"p-1")
@@ -102,8 +106,8 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
                 os.close(wake_r)
                 os.close(wake_w)
                 _child(config, os.fsdecode(data), fds, namespaces, without)
-            os.close(fds[0])
-            os.close(fds[1])
+            for fd in fds:
+                os.close(fd)
             send(b"p%d" % pid)
 
 
@@ -159,7 +163,9 @@ def _child(config: dict[str, Any], scratch: str, fds: list[int], namespaces: Any
     try:
         os.chdir(scratch)
         layers = confine.enter(scratch, without, namespaces=namespaces)
-        child.serve_one(config, fds[0], fds[1], layers)
+        child.serve_one(
+            config, fds[0], fds[1], layers, list(zip(fds[2::2], fds[3::2], strict=True))
+        )
     finally:
         os._exit(3)
 
@@ -233,27 +239,33 @@ class Zygote:
                     self._exits[pid] = code
                     self._exited.notify_all()
 
-    def fork(self, scratch: str) -> tuple[int, int, int]:
-        """A new child: (pid, pipe to read its frames from, pipe to write frames to)."""
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
+    def fork(self, scratch: str) -> tuple[int, int, int, list[tuple[int, int]]]:
+        """A new child: (pid, pipe to read its frames from, pipe to write frames to, and the
+        same pair for each of its ``LANES`` lanes)."""
+        pairs = [(*os.pipe(), *os.pipe()) for _ in range(1 + LANES)]  # to r, w; from r, w
+        theirs = [fd for to_r, _, _, from_w in pairs for fd in (to_r, from_w)]
+        ours = [(from_r, to_w) for _, to_w, from_r, _ in pairs]
+        pid = -2  # none yet: ours are closed unless a child takes them
         try:
             with self._lock:
                 body = os.fsencode(scratch)
-                socket.send_fds(self._control, [body], [to_child_r, from_child_w])
+                socket.send_fds(self._control, [body], theirs)
                 with self._pid_ready:
                     while not self._pids:
                         if not self._pid_ready.wait(timeout=30):
                             raise RuntimeError("The plan fork server stopped answering.")
                     pid = self._pids.pop(0)
         finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
+            for fd in theirs:
+                os.close(fd)
+            if pid < 0:
+                for pair in ours:
+                    os.close(pair[0])
+                    os.close(pair[1])
         if pid < 0:
-            os.close(to_child_w)
-            os.close(from_child_r)
             raise RuntimeError("The plan fork server has ended.")
-        return pid, from_child_r, to_child_w
+        (reader, writer), *lanes = ours
+        return pid, reader, writer, lanes
 
     def exit_code(self, pid: int, timeout: float = 0.0) -> int | None:
         """The child's exit code (negative: the signal that ended it), if it has ended."""

@@ -30,6 +30,7 @@ import pytest
 
 from planlang.errors import PlanError
 from planlang.isolation.frames import FrameReader, FrameTooCostly
+from planlang.isolation.lanes import LANES
 from planlang.isolation.pool import Pool
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
@@ -203,8 +204,13 @@ ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
 box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]
 w, slow = box.host['w'].fn.wid, box.host['slow'].fn.wid
 write_all(ep._writer, ['q', 9, ep.default_context, 'call', [w, [{'c': 1}], {'d': []}, None]])
-ask = ep._reader.read()  # the host calls the plan function back: its thread waits on ask[1]
-other = ep._reader.read()  # and again from a second thread, which reads for both
+def callback():  # the host's next callback on this channel (past its notices of lanes)
+    while True:
+        frame = ep._reader.read()
+        if frame[0] == 'q':
+            return frame
+ask = callback()  # the host calls the plan function back: its thread waits on ask[1]
+other = callback()  # and again from a second thread, which reads for both
 for i in range(MAX_PENDING + 200):  # each for that waiting thread, queued in its inbox
     write_all(ep._writer, ['q', 10 + i, ask[1], 'call', [slow, ['x' * 1000], {'d': []}, None]])
 time.sleep(30)
@@ -231,12 +237,17 @@ def test_a_flood_of_requests_for_a_waiting_thread_ends_the_run(pool: Pool) -> No
             with contextlib.suppress(PlanError):  # the run has ended under it
                 f()
 
-        second = threading.Thread(target=quietly)
-        second.start()
+        # one more than the lanes: a thread that finds every lane taken calls back over the
+        # run's channel, where the plan's own thread waits on its callback too
+        others = [threading.Thread(target=quietly) for _ in range(LANES + 1)]
+        for other in others:
+            other.start()
         f()
-        second.join()
+        for other in others:
+            other.join()
 
-    box = Sandbox(host={"w": w, "slow": slow}, limits=Limits(seconds=3),
+    # the time limit is far off: the flood, not the clock, must end the run, however loaded
+    box = Sandbox(host={"w": w, "slow": slow}, limits=Limits(seconds=25),
                   isolation="process")  # fmt: skip
     box._pool = pool  # type: ignore[attr-defined]
     box._probe = {"probe": FLOOD_A_WAITING_THREAD}  # type: ignore[attr-defined]

@@ -1,0 +1,240 @@
+"""Lanes: a pipe pair each, for the host's threads that call plan functions back.
+
+An embedder's fan-out word (or the runtime's ``parallel``) calls a plan's thunks on many host
+threads at once, and each thunk calls host words in turn. Over the one channel of a run, every
+frame of that traffic is read by whichever thread reads the pipe and handed to the thread it
+is for: two hand-offs per frame on each side, which on this machine cost more than the rest of
+a callback. So each plan process is forked with ``LANES`` spare pipe pairs. A host thread that
+calls a plan function back while serving nothing takes a free lane for the call; the first
+time a lane is used the host says so on the run's channel, and the plan's process starts one
+thread for it (``Peer.open_lane``), which runs every callback sent on that lane and makes the
+host calls of each on the same lane. So one thread of each side talks to one of the other: the
+frames for each are read by that thread itself, and nothing is handed on. A thread that already
+serves a request (a host word calling back a plan function it was given, inside a callback)
+goes on on the channel or lane of that request, as before; with every lane taken, a callback
+goes over the run's channel as before.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from planlang.errors import PlanLimitError
+from planlang.isolation.channel import (
+    PLAIN,
+    SHAPES,
+    ChannelClosed,
+    ChannelTimeout,
+    Endpoint,
+    waiting,
+)
+from planlang.isolation.codec import CodecError, encode_arguments
+from planlang.isolation.frames import FrameReader
+from planlang.isolation.wire import raised
+
+if TYPE_CHECKING:
+    from planlang.isolation.parent import _Session
+
+__all__ = ["LANES", "LANE_EXIT", "Callback", "Lane", "Lanes"]
+
+LANES = 8  # per plan process: a fan-out of that width crosses no thread on either side
+LANE_EXIT = 4  # how a plan process exits when it cannot start a lane's thread (its memory)
+
+
+class Lane(Endpoint):
+    """An endpoint that one thread of each side uses at a time: that thread reads every
+    frame itself (each is for it), so nothing is routed, queued or handed on."""
+
+    def request(
+        self,
+        op: str,
+        payload: Any,
+        *,
+        until: float | None = None,
+        hand_off: Callable[[Callable[[], tuple[Any, Any]]], tuple[Any, Any]] | None = None,
+    ) -> tuple[Any, Any]:
+        """Ask the other side; serve what it asks meanwhile (requests within this one)."""
+        rid = next(self._ids)
+        self.send(["q", rid, self._local.serving, op, payload])
+        waiting.append(None)
+        try:
+            while True:
+                frame = self._read(until, len(waiting) <= 1)
+                kind = frame[0]
+                if kind == "p":
+                    if frame[1] == rid:
+                        return PLAIN, frame[2]
+                elif kind == "a":
+                    if frame[1] == rid:
+                        return bool(frame[2]), frame[3]
+                elif (frame[2] if kind == "q" else frame[1]) == rid:
+                    self._handle(frame)  # asked of this thread within its own request
+                elif kind == "n" and frame[1] is None:
+                    self._notice(frame[2], frame[3])
+                else:
+                    self.close("a frame was not a message for this lane's thread")
+                    raise ChannelClosed(self.closed)
+        finally:
+            waiting.pop()
+
+    def serve_forever(self) -> None:
+        """Serve every request the other side sends, on this thread, until the lane closes
+        (the plan's process runs one such thread a lane)."""
+        while self.closed is None:
+            try:
+                frame = self._read(None, False)  # idle until the next callback: no polling
+            except ChannelClosed:
+                return
+            if frame[0] != "q" and frame[0] != "n":
+                self.close("a frame was not a request")
+                return
+            self._handle(frame)
+
+    def _read(self, until: float | None, spin: bool) -> Any:
+        """The next frame, checked to be a message; ChannelClosed once the lane is over."""
+        with self._mutex:
+            if self.closed is not None:
+                raise ChannelClosed(self.closed)
+            self._reading = True  # the pipe is not closed under a thread reading it
+        try:
+            frame = self._reader.read(until, spin)
+        except TimeoutError:
+            raise ChannelTimeout("the time ran out") from None
+        except (OSError, ValueError, CodecError) as error:
+            self.failure = error
+            self.close(f"a frame could not be read: {error}")
+            frame = None
+        finally:
+            with self._mutex:
+                self._reading = False
+            if self.closed is not None:
+                self._release()
+        if frame is None:
+            self.close("the other side closed the pipe")
+        elif self.closed is None:
+            if type(frame) is list and frame and SHAPES.get(frame[0]) == len(frame):
+                return frame
+            self.close("a frame was not a message")
+        raise ChannelClosed(self.closed)
+
+
+class _Held(threading.local):
+    """Per host thread: the lane it calls back on now (None: none). A class default, so
+    reading it where it was never set raises nothing."""
+
+    lane: Endpoint | None = None
+
+
+class Lanes:
+    """A run's lanes, seen from the host: opened on first use, each held by one host thread
+    at a time."""
+
+    def __init__(
+        self,
+        pairs: list[tuple[int, int]],
+        opened: Callable[[int, FrameReader, int], Endpoint],
+        announce: Callable[[int], None],
+    ):
+        """``pairs``: each lane's (read, write) pipe ends, owned from now on; ``opened`` makes
+        a lane's endpoint from its number and pipes; ``announce`` tells the plan's process a
+        lane is in use (before its first frame)."""
+        self._pairs: list[tuple[int, int] | None] = list(pairs)
+        self._opened = opened
+        self._announce = announce
+        self._endpoints: list[Endpoint | None] = [None] * len(pairs)
+        self._free = list(range(len(pairs) - 1, -1, -1))  # popped from the end: lane 0 first
+        self._lock = threading.Lock()
+        self._held = _Held()
+        self.closed = False
+
+    def endpoints(self) -> list[Endpoint]:
+        return [endpoint for endpoint in self._endpoints if endpoint is not None]
+
+    def held(self) -> Endpoint | None:
+        return self._held.lane
+
+    def take(self) -> Endpoint | None:
+        """A free lane for this thread (opened if new), or None when every lane is taken."""
+        try:
+            number = self._free.pop()  # atomic: no lock on the hot path
+        except IndexError:
+            return None
+        lane = self._endpoints[number]
+        if lane is None:
+            lane = self._open(number)
+            if lane is None:
+                return None  # the run is over: lanes are closed
+        self._held.lane = lane
+        return lane
+
+    def give_back(self, lane: Endpoint) -> None:
+        self._held.lane = None
+        self._free.append(self._endpoints.index(lane))
+
+    def _open(self, number: int) -> Endpoint | None:
+        with self._lock:
+            pair = self._pairs[number]
+            if self.closed or pair is None:
+                return None
+            self._pairs[number] = None
+            endpoint = self._opened(number, FrameReader(pair[0], blocking=True), pair[1])
+            self._endpoints[number] = endpoint
+        self._announce(number)
+        return endpoint
+
+    def close(self, reason: str) -> None:
+        """Close every lane (its waiters hear ChannelClosed) and the pipes of those unused."""
+        with self._lock:
+            self.closed = True
+            pairs, self._pairs = self._pairs, [None] * len(self._pairs)
+        for pair in pairs:
+            if pair is not None:
+                os.close(pair[0])
+                os.close(pair[1])
+        for endpoint in self._endpoints:
+            if endpoint is not None:
+                endpoint.close(reason)
+
+
+class Callback:
+    """A plan function, held by the host: calling it runs it in the plan's process."""
+
+    __slots__ = ("session", "cid", "__weakref__")
+
+    def __init__(self, session: _Session, cid: int):
+        self.session, self.cid = session, cid
+
+    def __repr__(self) -> str:
+        return f"<plan function {self.cid}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session = self.session
+        if session.ended is not None:
+            raise session.ended
+        payload = [self.cid, *encode_arguments(args, kwargs, session.encode)]
+        endpoint = session.endpoint
+        lanes = session.lanes
+        taken = None
+        if endpoint.context() is None:  # this thread serves nothing of the run's channel
+            lane = lanes.held()  # inside a callback on a lane: go on on it
+            if lane is None:
+                lane = taken = lanes.take()
+            if lane is not None:
+                endpoint = lane
+        try:
+            ok, answer = endpoint.request("callback", payload)
+        except ChannelClosed:
+            raise session.ended or PlanLimitError("finished", "The plan has ended.") from None
+        finally:
+            if taken is not None:
+                lanes.give_back(taken)
+        if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
+            return answer
+        if not ok:
+            if answer[0] == "passthrough" and session.passthrough_error is not None:
+                raise session.passthrough_error
+            raise raised(answer)
+        return session.decode(answer)
