@@ -11,7 +11,9 @@ it replaces, as the scheduler of an unpinned machine would place them. Workloads
 host-call glue (1,000 calls one after another), the same 1,000 calls as plan lambdas handed to
 an embedder's fan-out word that calls them back on 8 threads (pydantic-monty cannot call back
 into the sandbox), the compute glue, a one-line plan on a warm pool, and plans a second
-through a pool of two.
+through a pool of two (with the CPU a plan costs the host, the fork server and the plan
+processes, and their page faults: /proc of the fork server, whose children count once
+waited for).
 """
 
 from __future__ import annotations
@@ -150,6 +152,17 @@ def one_line(runs: int) -> list[str]:
             f"| - | ≤ 2 ms | {met} | median of {runs}, each on a refilled pool |"]  # fmt: skip
 
 
+def _server_usage(pid: int) -> list[float]:
+    """The fork server's [CPU seconds, its children's CPU seconds, page faults, its
+    children's page faults] (/proc/PID/stat; children count once waited for)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    minflt, cminflt, utime, stime, cutime, cstime = (
+        int(fields[i - 3]) for i in (10, 11, 14, 15, 16, 17)
+    )
+    return [(utime + stime) / tick, (cutime + cstime) / tick, minflt, cminflt]
+
+
 def throughput(seconds: float) -> list[str]:
     checked = planlang.check("result = 1\n")
     box = planlang.Sandbox(isolation="process")
@@ -164,14 +177,24 @@ def throughput(seconds: float) -> list[str]:
             with lock:
                 done[0] += 1
 
+    server = pool_module.default_pool()._zygote
+    assert server is not None
+    host, before = time.process_time(), _server_usage(server.process.pid)
     threads = [threading.Thread(target=work) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    time.sleep(0.5)  # the last children exit and are waited for (their CPU counts then)
+    host = time.process_time() - host
+    used = [b - a for a, b in zip(before, _server_usage(server.process.pid), strict=True)]
     rate = done[0] / seconds
     met = "yes" if rate >= 100 else "**no**"
-    note = f"{done[0]} one-line plans in {seconds:g} s, 2 threads"
+    n = max(done[0], 1)
+    note = (f"{done[0]} one-line plans in {seconds:g} s, 2 threads; CPU ms a plan: host "
+            f"{host / n * 1e3:.2f}, fork server {used[0] / n * 1e3:.2f}, plan processes "
+            f"{used[1] / n * 1e3:.2f}; page faults a plan: server {used[2] / n:.0f}, plan "
+            f"processes {used[3] / n:.0f}")  # fmt: skip
     return [f"| plans a second, pool of 2 | planlang process isolation | - | {rate:.1f}/s "
             f"| ≥ 100/s | {met} | {note} |"]  # fmt: skip
 
