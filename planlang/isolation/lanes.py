@@ -115,7 +115,8 @@ class Lane(Endpoint):
         if frame is None:
             self.close("the other side closed the pipe")
         elif self.closed is None:
-            if type(frame) is list and frame and SHAPES.get(frame[0]) == len(frame):
+            kind = frame[0] if type(frame) is list and frame else None
+            if type(kind) is str and SHAPES.get(kind) == len(frame):  # a list kind: no hash
                 return frame
             self.close("a frame was not a message")
         raise ChannelClosed(self.closed)

@@ -279,18 +279,22 @@ class _Session:
         limits = self.box.limits
         code = checked.code
         assert code is not None  # a checked plan that passed
-        marshalled, names, deep = _code_payload(code, code.co_filename)
-        payload = {
-            "code": marshalled,
-            "filename": checked.filename,
-            "sha256": checked.sha256,
-            "limits": _limits_payload(limits),
-            "host": self.host_values(checked.code),
-            "deadline": self.encode(self.meter.deadline),
-            # what the host worked out about this code already (cached here, not there)
-            "names": names,
-            "deep": deep,
-        }
+        try:
+            marshalled, names, deep = _code_payload(code, code.co_filename)
+            payload = {
+                "code": marshalled,
+                "filename": checked.filename,
+                "sha256": checked.sha256,
+                "limits": _limits_payload(limits),
+                "host": self.host_values(checked.code),
+                "deadline": self.encode(self.meter.deadline),
+                # what the host worked out about this code already (cached here, not there)
+                "names": names,
+                "deep": deep,
+            }
+        except BaseException:  # a host value that cannot be copied: the child, its pipes go
+            self._end(PlanLimitError("finished", "The plan did not start."))
+            raise
         payload.update(getattr(self.box, "_probe", None) or {})
 
         until = self.meter.deadline + GRACE
