@@ -261,6 +261,7 @@ class _Session:
                 self.endpoint.close(
                     "a frame was not allowed: what the plan printed passed its size limit"
                 )
+                self.child.discard()  # wakes a thread reading the flood on a lane
                 return
             log = self.box._log
             if log is not None:

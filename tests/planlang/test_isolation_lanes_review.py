@@ -11,6 +11,9 @@ not be made (the host at its descriptor limit) left the ones made before it open
 LANES-REVIEW 4: a plan process's answer to a callback that says it failed is raised in the
 host word as it describes itself: malformed, it raised TypeError or IndexError in the host's
 thread, and ``interrupt`` raised KeyboardInterrupt there, not a PlanError.
+LANES-REVIEW 5: a print flood past the size limit on a lane closed the run's channel but not
+the lane: the host thread holding it read the flood on until its host word gave up or the
+time limit killed the plan's process.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import resource
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -208,3 +212,17 @@ def test_a_fork_that_cannot_make_its_pipes_leaves_no_descriptor_open() -> None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         made.close()
+
+
+def test_a_print_flood_on_a_lane_ends_the_run_at_once(pool: Pool) -> None:
+    """LANES-REVIEW 5 (fixed). What a plan prints past its size limit ends the run as a broken
+    protocol; on a lane, the host thread went on reading (and dropping) the flood, a CPU
+    of the host's, until the time limit killed the plan's process."""
+    raised: list[BaseException] = []
+    flood = "(['n', ask[1], 'print', 'x' * 100_000] for _ in range(10**6))"
+    box = lane_probe(pool, flood, seconds=40, w=calls_back_on_a_thread(raised))
+    started = time.monotonic()
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("result = w\n")
+    assert time.monotonic() - started < 30, ended.value  # the time limit is 40 s: not it
+    assert ended.value.kind == "crash", ended.value
