@@ -123,11 +123,17 @@ def test_a_lane_frame_whose_kind_is_not_text_ends_the_run_as_a_crash(pool: Pool,
     assert all(isinstance(error, PlanError) for error in raised), raised
 
 
-@pytest.mark.xfail(strict=True, reason="LANES-REVIEW 4: a callback's answer is raised or decoded as trusted")
+@pytest.mark.xfail(
+    strict=True, reason="LANES-REVIEW 4: a callback's answer is raised or decoded as trusted"
+)
 @pytest.mark.parametrize(
     "answer",
-    ["False, 5", "False, []", "False, ['interrupt', None, None, None, None]",
-     "True, {'o': 999}"],  # fmt: skip
+    [
+        "False, 5",
+        "False, []",
+        "False, ['interrupt', None, None, None, None]",
+        "True, {'o': 999}",
+    ],  # fmt: skip
     ids=["not a list", "empty", "interrupt", "unknown object"],
 )
 def test_a_callbacks_error_answer_reaches_the_host_word_as_a_plan_error(pool: Pool, answer: str
