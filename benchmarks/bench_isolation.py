@@ -1,6 +1,6 @@
 """Process isolation against in-process planlang, plain CPython and pydantic-monty (issue 12).
 
-    python benchmarks/bench_isolation.py [--quick] [--out benchmarks/RESULTS.md]
+    python benchmarks/bench_isolation.py [--quick] [--only ROW ...] [--out benchmarks/RESULTS.md]
 
 Side by side in one run, interleaved rounds and medians of per-round ratios (the method of
 ``bench_planlang.py``, whose timing helpers this reuses). The host process is pinned to CPU 0,
@@ -11,7 +11,9 @@ it replaces, as the scheduler of an unpinned machine would place them. Workloads
 host-call glue (1,000 calls one after another), the same 1,000 calls as plan lambdas handed to
 an embedder's fan-out word that calls them back on 8 threads (pydantic-monty cannot call back
 into the sandbox), the compute glue, a one-line plan on a warm pool, and plans a second
-through a pool of two.
+through a pool of two (with the CPU a plan costs the host, the fork server and the plan
+processes, and their page faults: /proc of the fork server, whose children count once
+waited for).
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ WORKLOADS = {
     "host calls through plan-lambda callbacks (1,000)": ("callback_fanout.py", 3.0),
     "compute glue": ("compute_glue.py", 2.0),
 }
+
+
+# What --only can name: a workload by its plan's file name, or one of the other rows.
+ROWS = (*(Path(file).stem for file, _goal in WORKLOADS.values()), "one_line", "throughput",
+        "pricing")  # fmt: skip
 
 
 def _pin_children() -> None:
@@ -145,6 +152,17 @@ def one_line(runs: int) -> list[str]:
             f"| - | ≤ 2 ms | {met} | median of {runs}, each on a refilled pool |"]  # fmt: skip
 
 
+def _server_usage(pid: int) -> list[float]:
+    """The fork server's [CPU seconds, its children's CPU seconds, page faults, its
+    children's page faults] (/proc/PID/stat; children count once waited for)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    minflt, cminflt, utime, stime, cutime, cstime = (
+        int(fields[i - 3]) for i in (10, 11, 14, 15, 16, 17)
+    )
+    return [(utime + stime) / tick, (cutime + cstime) / tick, minflt, cminflt]
+
+
 def throughput(seconds: float) -> list[str]:
     checked = planlang.check("result = 1\n")
     box = planlang.Sandbox(isolation="process")
@@ -159,14 +177,24 @@ def throughput(seconds: float) -> list[str]:
             with lock:
                 done[0] += 1
 
+    server = pool_module.default_pool()._zygote
+    assert server is not None
+    host, before = time.process_time(), _server_usage(server.process.pid)
     threads = [threading.Thread(target=work) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    time.sleep(0.5)  # the last children exit and are waited for (their CPU counts then)
+    host = time.process_time() - host
+    used = [b - a for a, b in zip(before, _server_usage(server.process.pid), strict=True)]
     rate = done[0] / seconds
     met = "yes" if rate >= 100 else "**no**"
-    note = f"{done[0]} one-line plans in {seconds:g} s, 2 threads"
+    n = max(done[0], 1)
+    note = (f"{done[0]} one-line plans in {seconds:g} s, 2 threads; CPU ms a plan: host "
+            f"{host / n * 1e3:.2f}, fork server {used[0] / n * 1e3:.2f}, plan processes "
+            f"{used[1] / n * 1e3:.2f}; page faults a plan: server {used[2] / n:.0f}, plan "
+            f"processes {used[3] / n:.0f}")  # fmt: skip
     return [f"| plans a second, pool of 2 | planlang process isolation | - | {rate:.1f}/s "
             f"| ≥ 100/s | {met} | {note} |"]  # fmt: skip
 
@@ -199,7 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--only", action="append", choices=sorted(ROWS), metavar="ROW",
+        help=f"run only this row (again for more): {', '.join(sorted(ROWS))}",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.only and args.out:
+        parser.error("--out writes the whole table: leave out --only")
+    only = set(args.only or ROWS)
     with contextlib.suppress(OSError):
         os.sched_setaffinity(0, {0})
     _pin_children()
@@ -219,11 +254,15 @@ def main(argv: list[str] | None = None) -> int:
     ]
     with contextlib.ExitStack() as stack:
         for label, (file, goal) in WORKLOADS.items():
-            source = (bp.PLANS / file).read_text(encoding="utf-8")
-            lines += rows_for(label, source, goal, rounds, target, stack)
-    lines += one_line(15 if args.quick else 41)
-    lines += throughput(3.0 if args.quick else 10.0)
-    lines += pricing(1 if args.quick else 3)
+            if Path(file).stem in only:
+                source = (bp.PLANS / file).read_text(encoding="utf-8")
+                lines += rows_for(label, source, goal, rounds, target, stack)
+    if "one_line" in only:
+        lines += one_line(15 if args.quick else 41)
+    if "throughput" in only:
+        lines += throughput(3.0 if args.quick else 10.0)
+    if "pricing" in only:
+        lines += pricing(1 if args.quick else 3)
     lines.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}.")
     section = "\n".join(lines)
     print(section)

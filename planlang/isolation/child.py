@@ -77,11 +77,20 @@ def _limits(peer: Peer, sent: Any) -> Limits:
     return Limits(**peer.decode(sent))
 
 
-def _prepare(peer: Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckResult]:
+def _code(sent: Any) -> Any:
+    """The plan's code, as the host sent it (base64 of marshal)."""
+    return marshal.loads(base64.b64decode(sent))  # noqa: S302 - from the host
+
+
+def _prepare(
+    peer: Peer, payload: dict[str, Any], code_sent: Any = None
+) -> tuple[_ChildSandbox, CheckResult]:
     """The sandbox for the run the host sent, and its checked plan. Each value was encoded
-    on its own, so each is decoded on its own (a reference counts within one value)."""
+    on its own, so each is decoded on its own (a reference counts within one value).
+    ``code_sent``: the code, loaded from the host's ``go`` (the run then has none)."""
     limits = _limits(peer, payload["limits"])
-    code = marshal.loads(base64.b64decode(payload["code"]))  # noqa: S302 - from the host
+    sent = payload.get("code")
+    code = _code(sent) if sent is not None else code_sent
     if not isinstance(code, types.CodeType):
         raise CodecError("The host sent no code.")
     checked = CheckResult(payload["filename"], payload["sha256"], (), code, frozenset())
@@ -105,8 +114,8 @@ def _prepare(peer: Peer, payload: dict[str, Any]) -> tuple[_ChildSandbox, CheckR
     return box, checked
 
 
-def _run(peer: Peer, payload: dict[str, Any], probes: bool) -> tuple[bool, Any]:
-    box, checked = _prepare(peer, payload)
+def _run(peer: Peer, payload: dict[str, Any], probes: bool, code: Any = None) -> tuple[bool, Any]:
+    box, checked = _prepare(peer, payload, code)
     limits = box.limits
     deep = stack_for(limits.steps)
     if deep in _PRESTARTED:
@@ -223,14 +232,20 @@ def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[
                              workers=MAX_CALLBACK_THREADS)  # fmt: skip
     write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
     message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU
-    if message == ["go"]:
+    code = None
+    if message and message[0] == "go":
+        if len(message) > 1:  # the run's code, loaded while the host makes the run
+            try:
+                code = _code(message[1])
+            except Exception:  # noqa: BLE001 - the run that needs it says so (no code)
+                code = None
         message = reader.read()  # the run, on its way: polled for
     if not message or message[0] != "q" or message[3] != "run":
         os._exit(2)
     rid = message[1]
     peer.endpoint.default_context = rid
     try:
-        ok, answer = _run(peer, message[4], bool(config.get("probes")))
+        ok, answer = _run(peer, message[4], bool(config.get("probes")), code)
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure
         ok, answer = False, ["runtime", type(error).__name__, str(error)[:2000], None, None]
     try:

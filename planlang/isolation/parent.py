@@ -22,7 +22,7 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
@@ -276,26 +276,22 @@ class _Session:
         return {name: Encoder(self._host_handle(name), _host_adapt).encode(self.box.host[name])
                 for name in sorted(names)}  # fmt: skip
 
-    def run(self, checked: CheckResult) -> Any:
+    def run(self, checked: CheckResult, code_sent: bool = False) -> Any:  # sent: with "go"
         limits = self.box.limits
         code = checked.code
         assert code is not None  # a checked plan that passed
-        try:
-            marshalled, names, deep = _code_payload(code, code.co_filename)
-            payload = {
-                "code": marshalled,
-                "filename": checked.filename,
-                "sha256": checked.sha256,
-                "limits": _limits_payload(limits),
-                "host": self.host_values(checked.code),
-                "deadline": self.encode(self.meter.deadline),
-                # what the host worked out about this code already (cached here, not there)
-                "names": names,
-                "deep": deep,
-            }
-        except BaseException:  # a host value that cannot be copied: the child, its pipes go
-            self._end(PlanLimitError("finished", "The plan did not start."))
-            raise
+        marshalled, names, deep = _code_payload(code, code.co_filename)
+        payload = {
+            "code": None if code_sent else marshalled,
+            "filename": checked.filename,
+            "sha256": checked.sha256,
+            "limits": _limits_payload(limits),
+            "host": self.host_values(checked.code),
+            "deadline": self.encode(self.meter.deadline),
+            # what the host worked out about this code already (cached here, not there)
+            "names": names,
+            "deep": deep,
+        }
         payload.update(getattr(self.box, "_probe", None) or {})
 
         until = self.meter.deadline + GRACE
@@ -388,13 +384,16 @@ _PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
 def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
     """Run ``checked`` for ``box`` in a child process; the same results and errors."""
     pool = getattr(box, "_pool", None) or default_pool()
-    child = pool.acquire()  # a cold pool starts its fork server: not the plan's time
+    code = cast(types.CodeType, checked.code)  # the child loads it while the run is made here
+    child = pool.acquire(_code_payload(code, code.co_filename)[0])  # a cold pool: not our time
     meter = Meter(box.limits)
     box.last_meter = meter
     session = _Session(box, child, meter)
     try:
-        return session.run(checked)
+        return session.run(checked, code_sent=True)
     finally:
+        if session.ended is None:  # it failed before it was sent (a host value): end it
+            session._end(PlanLimitError("finished", "The plan did not start."))
         pool.refill()  # the replacement child, forked now that this run is over
 
 

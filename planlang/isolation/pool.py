@@ -51,9 +51,12 @@ class Child:
         self.reader = FrameReader(read_fd, MAX_FRAME)
 
     def wait_ready(self) -> Child:
-        """Wait for the process to say it is confined and ready (RuntimeError if it is not)."""
+        """Wait for the process to say it is confined and ready (RuntimeError if it is not).
+        Asleep, not polling: getting ready takes milliseconds of the child's CPU, and a
+        poll would take 200 µs of a CPU it may share (the reader's polling for the run's
+        answer is left as it was: it learns nothing from this wait)."""
         try:
-            ready = self.reader.read()
+            ready = self.reader.read(spin=False)
         except (OSError, ValueError) as error:
             ready = None
             why = str(error)
@@ -65,11 +68,12 @@ class Child:
         self.layers = ready[1]
         return self
 
-    def wake(self) -> None:
+    def wake(self, code: str | None = None) -> None:
         """Tell the process a run has taken it, before the run is made: it wakes meanwhile
-        (if it has died, the run's channel finds out)."""
+        (if it has died, the run's channel finds out). ``code``: the run's code as the run
+        would carry it, so the process loads it while the host makes the rest of the run."""
         try:
-            write_all(self.writer, ["go"])
+            write_all(self.writer, ["go"] if code is None else ["go", code])
         except OSError:
             pass
 
@@ -98,7 +102,10 @@ class Child:
             for reader, writer in self.lanes:
                 os.close(reader)
                 os.close(writer)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            os.rmdir(self.scratch)  # empty, unless the process wrote there: then the tree
+        except OSError:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def death(self) -> PlanLimitError:
         """Why the process ended, as the plan's limit error."""
@@ -141,10 +148,11 @@ class Pool:
         self.closed = False
         self.started = 0
 
-    def acquire(self) -> Child:
-        """A ready child (waiting for one if none is ready yet). While other children stay
-        ready, its replacement waits for ``refill`` (called when the run ends): forking it now
-        would take the machine from the run it is for."""
+    def acquire(self, code: str | None = None) -> Child:
+        """A ready child (waiting for one if none is ready yet), told it is taken (``wake``,
+        with ``code``). While other children stay ready, its replacement waits for
+        ``refill`` (called when the run ends): forking it now would take the machine from the
+        run it is for."""
         while True:
             with self._lock:
                 child = self._ready.popleft() if self._ready else None
@@ -154,7 +162,7 @@ class Pool:
             if child is None:
                 child = self._start()
             if child.alive():
-                child.wake()
+                child.wake(code)
                 self.last = child
                 return child
             child.discard()  # died while waiting: drop it, take the next

@@ -181,15 +181,11 @@ class Guards:
             yield item
 
     def _chunked(self, source: Iterator[Any]) -> Iterator[Any]:
-        meter = self.meter
-        while True:
-            meter.steps += _CHUNK
-            meter.checkpoint()
-            yield from islice(source, _CHUNK - 1)
-            item = next(source, _END)
-            if item is _END:
-                return
-            yield item
+        """A long loop's items, ``_CHUNK`` steps charged (and the clock read) before each
+        ``_CHUNK`` of them. C walks the items (``chain`` of ``islice``); Python runs once a
+        chunk, at its turn, so the order is that of the loop written out: charge, 255 items,
+        the next item taken (the end, or it), charge, 255 more."""
+        return chain.from_iterable(iter(_Chunks(self.meter, source), _STOP))  # type: ignore[arg-type]
 
     def unpack_sequence(self, it: Any, spec: Any = None, _getiter: Any = None) -> Any:
         """``a, b = x``: plain data needs no proxy; Python checks the count itself."""
@@ -203,15 +199,50 @@ class Guards:
         """Calls with ``*args`` or ``**kwargs``."""
         return func(*args, **kwargs)
 
-    def step(self) -> None:
-        """One iteration of a ``while`` loop, or one call of a lambda."""
+    def stepper(self) -> Callable[[], None]:
+        """The plan's ``_step_``: one iteration of a ``while`` loop, or one call of a lambda.
+        A function of its own, the meter in its closure (a bound method call and an
+        attribute read less, on the hottest guard)."""
         meter = self.meter
-        meter.steps += 1
-        if meter.steps >= meter.next_check:
-            meter.checkpoint()
+
+        def step() -> None:
+            steps = meter.steps + 1
+            meter.steps = steps
+            if steps >= meter.next_check:
+                meter.checkpoint()
+
+        return step
+
+
+class _Chunks:
+    """Called once a chunk by ``Guards._chunked``: the next chunk of ``source``, or ``_STOP``."""
+
+    __slots__ = ("meter", "source", "started")
+
+    def __init__(self, meter: Meter, source: Iterator[Any]):
+        self.meter, self.source, self.started = meter, source, False
+
+    def __call__(self) -> Iterator[Any] | object:
+        if not self.started:
+            self.started = True
+            self.charge()
+            return islice(self.source, _CHUNK - 1)
+        item = next(self.source, _END)
+        if item is _END:
+            return _STOP
+        # the item, then the next chunk's charge (it returns _END: an empty iterator), then
+        # the chunk's other items
+        return chain((item,), iter(self.charge, _END), islice(self.source, _CHUNK - 1))
+
+    def charge(self) -> object:
+        meter = self.meter
+        meter.steps += _CHUNK
+        meter.checkpoint()
+        return _END
 
 
 _END = object()
+_STOP = object()
 _READ_ONLY = "This value was handed in by the host and is read-only; copy it first."
 
 

@@ -100,7 +100,7 @@ _GUARDS: dict[str, Callable[[Guards, Meter], Any]] = {
     "_apply_": lambda g, m: g.apply,
     "_enter_": lambda g, m: m.enter,
     "_leave_": lambda g, m: m.leave,
-    "_step_": lambda g, m: g.step,
+    "_step_": lambda g, m: g.stepper(),
     "_add_": lambda g, m: g.sizes.add,
     "_mul_": lambda g, m: g.sizes.mul,
     "_pow_": lambda g, m: g.sizes.pow,

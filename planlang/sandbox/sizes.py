@@ -17,7 +17,8 @@ from itertools import chain
 from typing import Any
 
 from planlang import language as L
-from planlang.sandbox.limits import Meter
+from planlang.sandbox.limits import UNCHARGED_SIZE, Meter
+from planlang.sandbox.printf import printf_fields
 from planlang.sandbox.walks import TEXT_SCALARS, Walks, text_size
 from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
@@ -47,6 +48,10 @@ class Sizes:
         self.meter = meter
         self.walks = walks
         self.getiter = getiter  # the metered loop of ``guards.Guards``
+        # Sizes up to this need no call of ``meter.allow_size`` (within the limit, and too
+        # small to be charged: it would do nothing), nor bits up to ``_bits`` of allow_bits.
+        self._size, self._bits = meter.limits.size, meter.limits.int_bits
+        self._free = min(self._size, UNCHARGED_SIZE)
 
     # -- operators that can allocate without a loop ----------------------------------------
 
@@ -62,7 +67,8 @@ class Sizes:
             n = len(a) + len(b)
         except TypeError:
             return op(a, b)  # let Python say what is wrong with the operands
-        self.meter.allow_size(n, "Joining two sequences")
+        if n > self._free:
+            self.meter.allow_size(n, "Joining two sequences")
         return op(a, b)
 
     def mul(self, a: Any, b: Any, op: Callable[[Any, Any], Any] = operator.mul) -> Any:
@@ -70,7 +76,9 @@ class Sizes:
         if ta is float or tb is float:
             return op(a, b)
         if ta in _NUMBERS and tb in _NUMBERS:
-            self.meter.allow_bits(a.bit_length() + b.bit_length(), "Multiplying")
+            bits = a.bit_length() + b.bit_length()
+            if bits > self._bits:
+                self.meter.allow_bits(bits, "Multiplying")
             return op(a, b)
         if ta in _NUMBERS:
             a, b = b, a
@@ -81,7 +89,8 @@ class Sizes:
                 n = len(a) * b
             except TypeError:
                 return op(a, b)
-            self.meter.allow_size(n, "Repeating a sequence")
+            if n > self._free:
+                self.meter.allow_size(n, "Repeating a sequence")
         return op(a, b)
 
     def pow(self, a: Any, b: Any, mod: Any = None) -> Any:
@@ -118,7 +127,7 @@ class Sizes:
         """Bound the result of ``template % args`` before Python builds it: the template, the
         widths and precisions (all of them together), and the longest string argument per
         field. The template is parsed as CPython parses it, nested '(' in keys included."""
-        widths, stars, fields = _printf_fields(template)
+        widths, stars, fields = printf_fields(template)
         values = args if type(args) is tuple else (args,)
         if stars:
             widths += sum(abs(v) for v in values if type(v) is int and abs(v) > 64)
@@ -141,7 +150,7 @@ class Sizes:
 
     def fstr(self, text: str) -> str:
         """A whole f-string, once built: ``s = f"{s}{s}"`` in a loop would double each turn."""
-        if len(text) > self.meter.limits.size:
+        if len(text) > self._size:
             self.meter.allow_size(len(text), "An f-string")
         return text
 
@@ -338,44 +347,6 @@ class Sizes:
             xs.extend(items)
 
         return extend
-
-
-def _printf_fields(template: str) -> tuple[int, int, int]:
-    """(sum of the numeric widths and precisions, number of '*', number of fields) of a
-    %-template, parsed like CPython's ``PyUnicode_Format`` does."""
-    widths = stars = fields = 0
-    end = len(template)
-    i = template.find("%")
-    while 0 <= i < end - 1:
-        i += 1
-        if template[i] == "(":  # a mapping key; CPython counts nested parentheses
-            depth = 1
-            i += 1
-            while i < end and depth:
-                depth += {"(": 1, ")": -1}.get(template[i], 0)
-                i += 1
-        while i < end and template[i] in "-+ #0":
-            i += 1
-        for _part in range(2):  # width, then precision after '.'
-            if i < end and template[i] == "*":
-                stars += 1
-                i += 1
-            else:
-                start = i
-                while i < end and "0" <= template[i] <= "9":
-                    i += 1
-                if i > start:
-                    widths += int(template[start:i]) if i - start < 19 else 1 << 62
-            if _part == 0 and i < end and template[i] == ".":
-                i += 1
-            else:
-                break
-        if i < end and template[i] in "hlL":
-            i += 1
-        if i < end and template[i] != "%":
-            fields += 1
-        i = template.find("%", i + 1)
-    return widths, stars, fields
 
 
 def wrappers(sizes: Sizes, walks: Walks) -> dict[str, Callable[[Any], Callable[..., Any]]]:

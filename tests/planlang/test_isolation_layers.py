@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import resource
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -185,8 +186,8 @@ def test_the_memory_meter_reads_its_own_process_under_every_layer(pools) -> None
     fallback (the peak, from getrusage), and opening the file at each checkpoint."""
     source = (
         "import os\nfrom planlang.sandbox import limits\n"
-        "limits._statm = None\nlimits._resident_bytes()\n"
-        "result = limits._statm is not None and limits._statm[0] == os.getpid()\n"
+        "limits._forget_statm()\nlimits._resident_bytes()\nfd = limits._statm[0]\n"
+        "result = fd >= 0 and os.fstat(fd).st_ino == os.stat('/proc/self/statm').st_ino\n"
     )
     assert probe(pools, KERNEL, source) == "True"
 
@@ -234,6 +235,10 @@ def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-un
     assert pid != first_pid and scratch != first_scratch
     assert left is None and exists is False
     assert not os.path.exists(first_scratch)  # the first child's scratch is gone
+    deadline = time.monotonic() + 60  # a hang guard: a finished child is discarded off the run
+    while os.path.exists(scratch) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not os.path.exists(scratch)  # and the second's, which it left empty
 
 
 def test_a_plan_runs_on_its_process_main_thread_with_the_deep_stack(pools) -> None:  # type: ignore[no-untyped-def]

@@ -58,3 +58,34 @@ def test_a_host_call_blocked_past_the_deadline_ends_the_plan_and_is_paid_once(tm
     rerun.start(lambda r: execute(decision.plan, r, limits=Limits(seconds=5)))
     assert rerun.wait(timeout=HANG_GUARD) == "ok"
     assert len(calls) == 1  # replayed from the ledger: the model was not asked again
+
+
+def test_a_run_takes_its_code_from_go_or_from_itself_and_never_runs_without():
+    """The host sends a run's code with ``go`` (the child loads it while the run is made):
+    a run without code uses that one, a run with code its own, and one with neither fails
+    as the host sending no code, before anything runs."""
+    import base64
+    import dataclasses
+    import marshal
+
+    import planlang
+    from planlang.isolation import child as plan_process
+    from planlang.isolation.codec import CodecError
+    from planlang.isolation.frames import dumps, loads
+    from planlang.isolation.peer import Peer
+
+    checked = planlang.check("result = 6 * 7\n")
+    assert checked.code is not None
+    sent = base64.b64encode(marshal.dumps(checked.code)).decode("ascii")
+    peer = Peer()
+    payload = {
+        "code": None, "filename": checked.filename, "sha256": checked.sha256,
+        "limits": peer.encode(dataclasses.asdict(Limits(seconds=60))), "host": {},
+        "deadline": peer.encode(time.monotonic() + 60),
+    }  # fmt: skip
+    box, again = plan_process._prepare(peer, loads(dumps(payload)), plan_process._code(sent))
+    assert box.run(again) == 42
+    box, again = plan_process._prepare(peer, loads(dumps({**payload, "code": sent})))
+    assert box.run(again) == 42
+    with pytest.raises(CodecError, match="no code"):
+        plan_process._prepare(peer, loads(dumps(payload)))

@@ -305,3 +305,80 @@ def test_ctrl_c_while_a_deep_stack_plan_runs_ends_it_as_interrupted():
     finally:
         timer.cancel()
     assert caught.value.kind == "interrupted"
+
+
+def test_a_fork_reads_its_own_memory_not_its_parents():
+    """The meter keeps /proc/self/statm open (one pread a checkpoint): a fork must not go on
+    reading its parent's file (the fork server's children do fork from a process that ran
+    plans), so a fork's growth is its own and the parent's reading does not move."""
+    import os
+
+    from planlang.sandbox import limits
+
+    before = limits._resident_bytes()
+    assert limits._statm[0] >= 0
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the fork reports through the pipe
+        try:
+            grown = bytearray(64 * 2**20)
+            for at in range(0, len(grown), 4096):
+                grown[at] = 1
+            os.write(write, str(limits._resident_bytes() - before).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    child_growth = int(os.read(read, 64) or b"0")
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child_growth >= 48 * 2**20
+    assert limits._resident_bytes() - before < 32 * 2**20
+
+
+@pytest.mark.parametrize("n", [65, 254, 255, 256, 511, 1000])
+def test_a_long_loop_is_charged_a_chunk_ahead_and_sees_what_it_appends(n):
+    """A loop over a list longer than 64 items is charged 256 steps (and the clock read)
+    before each 256 of its items, and a list that grows while it is walked is walked to its
+    new end, as Python walks it."""
+    from planlang.sandbox.guards import Guards
+    from planlang.sandbox.limits import Meter
+
+    meter = Meter(Limits())
+    items = list(range(n))
+    seen = []
+    for item in Guards(meter, {}).getiter(items):
+        seen.append((item, meter.steps))
+        if item == 40:
+            items.append(-1)
+    assert [item for item, _steps in seen] == [*range(n), -1]
+    assert [steps for _item, steps in seen] == [256 * (i // 256 + 1) for i in range(n + 1)]
+    assert meter.steps == 256 * ((n + 1) // 256 + 1)
+
+
+def test_the_depth_limit_counts_each_thread_on_its_own():
+    """Plan functions nest per thread (parallel thunks each start at depth 0): a thread may
+    go as deep as the limit whatever another thread holds, and one level more trips."""
+    from planlang.sandbox.limits import Meter
+
+    meter = Meter(Limits(depth=3))
+    for _ in range(3):
+        meter.enter()
+    outcome: list[object] = []
+
+    def other_thread() -> None:
+        for _ in range(3):
+            meter.enter()
+        try:
+            meter.enter()
+        except PlanLimitError as error:
+            outcome.append(error.kind)
+        for _ in range(3):
+            meter.leave()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join(timeout=60)
+    assert outcome == ["depth"]
+    meter.leave()
+    with pytest.raises(PlanLimitError):  # the meter stays tripped, on every thread
+        meter.enter()
