@@ -8,7 +8,7 @@ LANES-REVIEW 2: a run that failed before it was sent (a host value that cannot b
 left its plan process running and its channel's and lanes' 18 descriptors open, per run.
 LANES-REVIEW 3: the fork of a child made its 18 pipes outside any clean-up: a pipe that could
 not be made (the host at its descriptor limit) left the ones made before it open.
-LANES-REVIEW 4: a plan process's answer to a callback that says it failed is raised in the
+LANES-REVIEW 4 (fixed): a plan process's answer to a callback that says it failed is raised in the
 host word as it describes itself: malformed, it raised TypeError or IndexError in the host's
 thread, and ``interrupt`` raised KeyboardInterrupt there, not a PlanError; an answer naming
 a host object it was never given raised CodecError there.
@@ -123,9 +123,6 @@ def test_a_lane_frame_whose_kind_is_not_text_ends_the_run_as_a_crash(pool: Pool,
     assert all(isinstance(error, PlanError) for error in raised), raised
 
 
-@pytest.mark.xfail(
-    strict=True, reason="LANES-REVIEW 4: a callback's answer is raised or decoded as trusted"
-)
 @pytest.mark.parametrize(
     "answer",
     [
