@@ -82,12 +82,13 @@ class _Session:
         reader, writer = child.take()
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
-        reader.set_budget(self._budget)
+        self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
+        reader.set_budget(self._budget, self._large)
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
-        reader.set_budget(self._budget)
+        reader.set_budget(self._budget, self._large)
         return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
 
     def _announce(self, number: int) -> None:

@@ -8,13 +8,16 @@ LANES-REVIEW 2: a run that failed before it was sent (a host value that cannot b
 left its plan process running and its channel's and lanes' 18 descriptors open, per run.
 LANES-REVIEW 3: the fork of a child made its 18 pipes outside any clean-up: a pipe that could
 not be made (the host at its descriptor limit) left the ones made before it open.
-LANES-REVIEW 4 (fixed): a plan process's answer to a callback that says it failed is raised in the
-host word as it describes itself: malformed, it raised TypeError or IndexError in the host's
+LANES-REVIEW 4 (fixed): a plan process's answer to a callback that says it failed was raised in
+the host word as it described itself: malformed, it raised TypeError or IndexError in the host's
 thread, and ``interrupt`` raised KeyboardInterrupt there, not a PlanError; an answer naming
 a host object it was never given raised CodecError there.
 LANES-REVIEW 5: a print flood past the size limit on a lane closed the run's channel but not
 the lane: the host thread holding it read the flood on until its host word gave up or the
 time limit killed the plan's process.
+LANES-REVIEW 6 (fixed): each lane read frames of its own, so a plan process answering eight
+callbacks at once with frames near the memory budget made the host hold eight; the readers
+of one run now take one large frame at a time.
 """
 
 from __future__ import annotations
@@ -231,3 +234,39 @@ def test_a_print_flood_on_a_lane_ends_the_run_at_once(pool: Pool) -> None:
         box.run("result = w\n")
     assert time.monotonic() - started < 30, ended.value  # the time limit is 40 s: not it
     assert ended.value.kind == "crash", ended.value
+
+
+def test_the_readers_of_one_run_decode_one_large_frame_at_a_time() -> None:
+    """LANES-REVIEW 6 (fixed). Each lane reads frames of its own: a child answering eight
+    callbacks at once with frames near the memory budget made the host hold eight of them.
+    The readers of one run share a lock while a frame past the cheap size is read and decoded
+    (a small frame never waits for it)."""
+    from planlang.isolation.frames import FrameReader, write_all
+
+    lock = threading.Lock()
+    read_fd, write_fd = os.pipe()
+    reader = FrameReader(read_fd)
+    reader.set_budget(40 * 1024, lock)  # frames past 1 KiB are large here
+    large, small = ["p", 1, "x" * 8000], ["p", 2, "y"]
+    got: list[object] = []
+    try:
+        lock.acquire()  # another reader of the run holds a large frame
+        write_all(write_fd, small)
+        thread = threading.Thread(target=lambda: got.append(reader.read()))
+        thread.start()
+        thread.join(HANG_GUARD)
+        assert got == [small]  # a small frame does not wait
+        write_all(write_fd, large)
+        thread = threading.Thread(target=lambda: got.append(reader.read()))
+        thread.start()
+        thread.join(0.5)
+        assert thread.is_alive() and got == [small]  # the large one waits for its turn
+        lock.release()
+        thread.join(HANG_GUARD)
+        assert got == [small, large]
+        assert not lock.locked()
+    finally:
+        if lock.locked():
+            lock.release()
+        reader.close()
+        os.close(write_fd)
