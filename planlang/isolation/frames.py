@@ -203,8 +203,7 @@ class FrameReader:
                         raise CodecError(f"A frame of {size:,} bytes is over the limit of "
                                          f"{self.limit:,}.")  # fmt: skip
                     if size > self._cheap and held is None and self._one_at_a_time:
-                        held = self._one_at_a_time
-                        held.acquire()  # the run's other readers take no large frame now
+                        held = self._take(self._one_at_a_time, until)
                     end = _HEADER.size + size
                     if have >= end:
                         body = bytes(memoryview(buffer)[_HEADER.size : end])
@@ -220,6 +219,16 @@ class FrameReader:
         finally:
             if held is not None:
                 held.release()
+
+    @staticmethod
+    def _take(lock: threading.Lock, until: float | None) -> threading.Lock:
+        """The run's lock for a large frame (its other readers take none meanwhile), waited
+        for no longer than ``until``: a frame a plan process never finishes holds it."""
+        if until is None:
+            lock.acquire()
+        elif not lock.acquire(timeout=max(0.0, until - time.monotonic())):
+            raise TimeoutError("the time ran out")
+        return lock
 
     def _learn(self, gap: float) -> None:
         """How long to poll next time, from how this frame came: found while polling, keep
