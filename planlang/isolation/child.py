@@ -29,9 +29,10 @@ from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import confine
 from planlang.isolation.callback_threads import CALLBACK_STACK, CallbackThreads
 from planlang.isolation.channel import Endpoint
-from planlang.isolation.codec import CodecError, Encoder
+from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, dumps, loads, write_all
 from planlang.isolation.lanes import LANES
+from planlang.isolation.payload import limits_payload
 from planlang.isolation.peer import Peer
 from planlang.isolation.wire import HostStop, plan_error
 from planlang.sandbox import deep_stack as stack_module
@@ -151,12 +152,8 @@ def _run(
 
 
 def default_limits_sent() -> Any:
-    """``Limits()`` as a host sends it (``parent._limits_payload``), read back from JSON."""
-    return loads(dumps(Encoder(_no_handles).encode(dataclasses.asdict(Limits()))))
-
-
-def _no_handles(value: Any) -> Any:
-    raise CodecError(f"A {type(value).__name__} is not a limit.")
+    """``Limits()`` as a host sends it (``payload.limits_payload``), read back from JSON."""
+    return loads(dumps(limits_payload(Limits())))
 
 
 def config_without(config: dict[str, Any]) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import math
 import os
 import select
 import struct
+import threading
 import time
 from typing import IO, Any
 
@@ -108,7 +109,7 @@ class FrameReader:
     """
 
     __slots__ = ("fd", "limit", "closed", "budget", "_cheap", "_buffer", "_spin", "_poll",
-                 "_soon", "_came", "_blocking")  # fmt: skip
+                 "_soon", "_came", "_blocking", "_one_at_a_time")  # fmt: skip
     _unpack = _HEADER.unpack_from
 
     def __init__(self, fd: int, limit: int = MAX_FRAME, *, blocking: bool = False):
@@ -119,6 +120,7 @@ class FrameReader:
         self._blocking = blocking
         self.fd = fd
         self.limit = limit
+        self._one_at_a_time: threading.Lock | None = None
         self.budget: int | None = None
         self._cheap = limit  # frames up to this size cannot decode past the budget: not counted
         self.closed = False
@@ -130,15 +132,18 @@ class FrameReader:
         poller.register(fd, select.POLLIN)
         self._poll = poller.poll  # bound once: it is called on every read
 
-    def set_budget(self, nbytes: int) -> None:
+    def set_budget(self, nbytes: int, one_at_a_time: threading.Lock | None = None) -> None:
         """Refuse frames whose decoded objects could take more than about ``nbytes`` of this
         process's memory (FrameTooCostly): a frame of ``[],`` repeated decodes to twenty times
         its size. A frame that small enough cannot is read as it is; a larger one has its
         containers, items, strings and keys counted first (bytes.count, a few milliseconds a
         megabyte). The bound is on what the decoded value keeps; the pipe's bytes (up to
-        ``limit``) and the parser's own work are not counted."""
+        ``limit``) and the parser's own work are not counted. ``one_at_a_time``, a lock the
+        readers of one run share (its channel and its lanes), is held while a frame past
+        that size is read and decoded: the run's readers hold one such frame at a time."""
         self.budget = nbytes
         self._cheap = min(self.limit, nbytes // _EXPANSION)
+        self._one_at_a_time = one_at_a_time
 
     def _afford(self, body: bytes | bytearray | memoryview) -> None:
         assert self.budget is not None
@@ -188,25 +193,42 @@ class FrameReader:
             if not chunk:
                 return None
             buffer += chunk
-        while True:
-            have = len(buffer)
-            if have >= _HEADER.size:
-                size, sent = _HEADER.unpack_from(buffer)
-                if size > self.limit:
-                    raise CodecError(f"A frame of {size:,} bytes is over the limit of "
-                                     f"{self.limit:,}.")  # fmt: skip
-                end = _HEADER.size + size
-                if have >= end:
-                    body = bytes(memoryview(buffer)[_HEADER.size : end])
-                    del buffer[:end]
-                    self._learn(sent - started)
-                    if size > self._cheap:
-                        self._afford(body)
-                    return loads(body)
-            chunk = self._chunk(until, spin)
-            if not chunk:
-                return None
-            buffer += chunk
+        held = None
+        try:
+            while True:
+                have = len(buffer)
+                if have >= _HEADER.size:
+                    size, sent = _HEADER.unpack_from(buffer)
+                    if size > self.limit:
+                        raise CodecError(f"A frame of {size:,} bytes is over the limit of "
+                                         f"{self.limit:,}.")  # fmt: skip
+                    if size > self._cheap and held is None and self._one_at_a_time:
+                        held = self._take(self._one_at_a_time, until)
+                    end = _HEADER.size + size
+                    if have >= end:
+                        body = bytes(memoryview(buffer)[_HEADER.size : end])
+                        del buffer[:end]
+                        self._learn(sent - started)
+                        if size > self._cheap:
+                            self._afford(body)
+                        return loads(body)
+                chunk = self._chunk(until, spin)
+                if not chunk:
+                    return None
+                buffer += chunk
+        finally:
+            if held is not None:
+                held.release()
+
+    @staticmethod
+    def _take(lock: threading.Lock, until: float | None) -> threading.Lock:
+        """The run's lock for a large frame (its other readers take none meanwhile), waited
+        for no longer than ``until``: a frame a plan process never finishes holds it."""
+        if until is None:
+            lock.acquire()
+        elif not lock.acquire(timeout=max(0.0, until - time.monotonic())):
+            raise TimeoutError("the time ran out")
+        return lock
 
     def _learn(self, gap: float) -> None:
         """How long to poll next time, from how this frame came: found while polling, keep

@@ -115,7 +115,8 @@ class Lane(Endpoint):
         if frame is None:
             self.close("the other side closed the pipe")
         elif self.closed is None:
-            if type(frame) is list and frame and SHAPES.get(frame[0]) == len(frame):
+            kind = frame[0] if type(frame) is list and frame else None
+            if type(kind) is str and SHAPES.get(kind) == len(frame):  # a list kind: no hash
                 return frame
             self.close("a frame was not a message")
         raise ChannelClosed(self.closed)
@@ -234,7 +235,21 @@ class Callback:
         if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
             return answer
         if not ok:
-            if answer[0] == "passthrough" and session.passthrough_error is not None:
-                raise session.passthrough_error
-            raise raised(answer)
-        return session.decode(answer)
+            raise _failure(session, answer)
+        try:
+            return session.decode(answer)
+        except CodecError as error:  # it names a handle it was never given, say
+            raise session.broke(f"a frame was not a callback's result: {error}") from None
+
+
+def _failure(session: _Session, answer: Any) -> BaseException:
+    """What a callback that failed raises in the host word: the plan's error as data, its
+    limit, or the host's own passthrough error; never the host's KeyboardInterrupt, nor an
+    error of the host's own code (a malformed answer ends the run as a protocol break)."""
+    if type(answer) is not list or len(answer) != 5 or type(answer[0]) is not str:
+        return session.broke("a frame was not a callback's error")
+    if answer[0] == "passthrough" and session.passthrough_error is not None:
+        return session.passthrough_error
+    if answer[0] == "interrupt":  # a plan's process has no say over the host's interrupts
+        return PlanLimitError("interrupted", "The plan was interrupted.")
+    return raised(answer)

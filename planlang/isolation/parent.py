@@ -12,10 +12,6 @@ child's ever runs here, and what it sends is decoded under the codec's bounds.
 
 from __future__ import annotations
 
-import base64
-import dataclasses
-import functools
-import marshal
 import threading
 import time
 import types
@@ -40,12 +36,12 @@ from planlang.isolation.codec import (
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
+from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.wire import describe, plan_error_from
 from planlang.sandbox import inprocess as _sandbox
-from planlang.sandbox.deep_stack import needs_deep_stack
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
-from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.limits import Meter
 from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
 if TYPE_CHECKING:
@@ -86,12 +82,13 @@ class _Session:
         reader, writer = child.take()
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
-        reader.set_budget(self._budget)
+        self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
+        reader.set_budget(self._budget, self._large)
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
-        reader.set_budget(self._budget)
+        reader.set_budget(self._budget, self._large)
         return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
 
     def _announce(self, number: int) -> None:
@@ -107,8 +104,14 @@ class _Session:
             for lane in self.lanes.endpoints():
                 if lane.failure is not None and self.endpoint.failure is None:
                     self.endpoint.failure = lane.failure
-            self.endpoint.close(reason)
-            self.child.discard()  # wakes the run's thread, which may be reading its pipe
+            self.broke(reason)
+
+    def broke(self, reason: str) -> PlanLimitError:
+        """End the run: the plan's process broke the protocol (``reason`` says how, and
+        starts "a frame"). Its process is killed, so a thread reading any of its pipes wakes."""
+        self.endpoint.close(reason)
+        self.child.discard()
+        return PlanLimitError("crash", f"The plan's process broke the protocol: {reason}.")
 
     # -- handles ---------------------------------------------------------------------------
 
@@ -258,9 +261,7 @@ class _Session:
             # that does not to the same bound
             self.printed += len(payload) + 1
             if self.printed > self.box.limits.size:
-                self.endpoint.close(
-                    "a frame was not allowed: what the plan printed passed its size limit"
-                )
+                self.broke("a frame was not allowed: what the plan printed passed its size limit")
                 return
             log = self.box._log
             if log is not None:
@@ -279,12 +280,12 @@ class _Session:
         limits = self.box.limits
         code = checked.code
         assert code is not None  # a checked plan that passed
-        marshalled, names, deep = _code_payload(code, code.co_filename)
+        marshalled, names, deep = code_payload(code, code.co_filename)
         payload = {
             "code": None if code_sent else marshalled,
             "filename": checked.filename,
             "sha256": checked.sha256,
-            "limits": _limits_payload(limits),
+            "limits": limits_payload(limits),
             "host": self.host_values(checked.code),
             "deadline": self.encode(self.meter.deadline),
             # what the host worked out about this code already (cached here, not there)
@@ -358,23 +359,6 @@ class _Session:
             self.child.discard()
 
 
-@functools.lru_cache(maxsize=128)
-def _code_payload(code: types.CodeType, filename: str) -> tuple[str, list[str], bool]:
-    """What a run sends of its code (the same for every run of one plan: made once). Keyed by
-    the filename too: code objects compare equal whatever file they name."""
-    marshalled = base64.b64encode(marshal.dumps(code)).decode("ascii")
-    return marshalled, sorted(used_names(code)), needs_deep_stack(code)
-
-
-@functools.lru_cache(maxsize=32)
-def _limits_payload(limits: Limits) -> Any:
-    return Encoder(_no_handles).encode(dataclasses.asdict(limits))
-
-
-def _no_handles(value: Any) -> Any:
-    raise CodecError(f"A {type(value).__name__} is not a limit.")
-
-
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
 # blocks holds one of these, never the caller of ``run`` (which keeps the wall clock).
 _PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
@@ -384,13 +368,15 @@ def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
     """Run ``checked`` for ``box`` in a child process; the same results and errors."""
     pool = getattr(box, "_pool", None) or default_pool()
     code = cast(types.CodeType, checked.code)  # the child loads it while the run is made here
-    child = pool.acquire(_code_payload(code, code.co_filename)[0])  # a cold pool: not our time
+    child = pool.acquire(code_payload(code, code.co_filename)[0])  # a cold pool: not our time
     meter = Meter(box.limits)
     box.last_meter = meter
     session = _Session(box, child, meter)
     try:
         return session.run(checked, code_sent=True)
     finally:
+        if session.ended is None:  # it failed before it was sent (a host value): end it
+            session._end(PlanLimitError("finished", "The plan did not start."))
         pool.refill()  # the replacement child, forked now that this run is over
 
 

@@ -242,7 +242,15 @@ class Zygote:
     def fork(self, scratch: str) -> tuple[int, int, int, list[tuple[int, int]]]:
         """A new child: (pid, pipe to read its frames from, pipe to write frames to, and the
         same pair for each of its ``LANES`` lanes)."""
-        pairs = [(*os.pipe(), *os.pipe()) for _ in range(1 + LANES)]  # to r, w; from r, w
+        made: list[int] = []
+        try:
+            for _ in range(2 * (1 + LANES)):
+                made.extend(os.pipe())
+        except OSError:  # out of descriptors: none of those made is left open
+            for fd in made:
+                os.close(fd)
+            raise
+        pairs = [tuple(made[i : i + 4]) for i in range(0, len(made), 4)]  # to r, w; from r, w
         theirs = [fd for to_r, _, _, from_w in pairs for fd in (to_r, from_w)]
         ours = [(from_r, to_w) for _, to_w, from_r, _ in pairs]
         pid = -2  # none yet: ours are closed unless a child takes them

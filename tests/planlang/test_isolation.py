@@ -348,10 +348,10 @@ def test_process_and_inprocess_give_the_same_outcome(source: str, seed: int) -> 
 def test_the_default_limits_are_known_in_the_child_and_others_still_apply() -> None:
     """The child makes ``Limits()`` before it is ready and uses it when the host sends the
     default (compared as sent); any other limits are read from the run, as before."""
-    from planlang.isolation import child, parent
+    from planlang.isolation import child, payload
     from planlang.isolation.frames import dumps, loads
 
-    assert loads(dumps(parent._limits_payload(Limits()))) == child.default_limits_sent()
+    assert loads(dumps(payload.limits_payload(Limits()))) == child.default_limits_sent()
     loop = "n = 0\nfor i in range(2000):\n    n = n + 1\nresult = n\n"
     assert Sandbox(isolation="process").run(loop) == 2000
     with pytest.raises(PlanLimitError) as caught:
