@@ -9,8 +9,7 @@ every thread started so far is taken; threads are kept for the rest of the run (
 serves one run). No callback runs on the stack of a thread that waits on the host: there its
 caller's answer would wait until the unrelated callback returned, which may itself wait on
 that answer (a deadlock one process does not have). So a request within the bound never waits
-behind a thread that waits (it has a new thread, or one that is only sending its last answer),
-and past the bound none waits at all.
+behind a thread that waits (it has a new thread, or one that is only sending its last answer).
 
 A request counts from its arrival until its plan function has returned (before its answer is
 sent), so a host thread that calls again as soon as it has its answer never finds its own last
@@ -20,12 +19,15 @@ process, whatever the machine's load.
 Each thread has a 64 MiB stack (a tuple nested deep and hashed on it must not crash the
 process), reserved inside the address-space limit, so how many may run at once is bounded by
 the plan's memory limit: as many stacks as ``Limits.memory_mb`` holds, at least 16, at most
-1,024 (``bound_for``). A request past the bound, or a thread the address space cannot hold,
-ends the run at once with ``PlanLimitError`` (``callbacks`` or ``memory``): waiting for a thread
-to come free could wait until the time limit, where one process finishes.
+1,024 (``bound_for``). A request past the bound waits for a thread to come free, as in a pool:
+a run whose host calls back more at once (a runtime with a higher ``concurrency``) finishes,
+with that many callbacks running at once; only nested fan-outs that need more threads at once
+than the bound, every one of them waiting on the host, wait until the time limit (where one
+process finishes). A thread the address space cannot hold, with none started, ends the run
+with ``PlanLimitError("memory")``.
 
 Not a ``ThreadPoolExecutor``: that one counts a thread free only once its answer is sent (a
-host thread calling again at once may find it still taken), and queues past its bound.
+host thread calling again at once may find it still taken).
 """
 
 from __future__ import annotations
@@ -72,7 +74,6 @@ class CallbackThreads:
     def __init__(self, bound: int = FEWEST, memory_mb: int | None = None) -> None:
         self.bound = bound
         self.memory_mb = memory_mb
-        self.beside = 0  # threads that run callbacks beside these (the lanes'): said in errors
         self.refuse: Callable[[PlanLimitError], None] | None = None
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -81,10 +82,9 @@ class CallbackThreads:
         self._closed = False
         self._local = _Fresh()
 
-    def limit_to(self, limits: Limits, beside: int = 0) -> None:
-        """The bound of a run with these limits (set before the run starts); ``beside``
-        threads run callbacks besides these (the lanes')."""
-        self.bound, self.memory_mb, self.beside = bound_for(limits), limits.memory_mb, beside
+    def limit_to(self, limits: Limits) -> None:
+        """The bound of a run with these limits (set before the run starts)."""
+        self.bound, self.memory_mb = bound_for(limits), limits.memory_mb
 
     @property
     def started(self) -> int:
@@ -104,16 +104,10 @@ class CallbackThreads:
             if self._closed:
                 return
             self._taken += 1
-            over = self._taken > self.bound
-            start = not over and self._taken > self._threads
+            start = self._taken > self._threads and self._threads < self.bound
             if start:
                 self._threads += 1
-            elif over:
-                self._taken -= 1
-        if over:
-            self._refused(self._past_bound())
-            return
-        self._jobs.put((fn, args))
+        self._jobs.put((fn, args))  # past the bound, it waits for a thread to come free
         if start:
             try:
                 thread = threading.Thread(target=self._work, name="planlang-callback", daemon=True)
@@ -121,7 +115,9 @@ class CallbackThreads:
             except (RuntimeError, MemoryError):  # "can't start new thread": no room for it
                 with self._lock:
                     self._threads -= 1
-                self._refused(self._no_room())
+                    none = self._threads == 0
+                if none:  # no thread will ever take it
+                    self._refused(self._no_room())
 
     def serving(self, serve: Serve) -> Serve:
         """``serve``, counting a request as done once its plan function has returned."""
@@ -177,19 +173,6 @@ class CallbackThreads:
     def _refused(self, error: PlanLimitError) -> None:
         if self.refuse is not None:
             self.refuse(error)
-
-    def _past_bound(self) -> PlanLimitError:
-        most, held = self.bound + self.beside, ""
-        if self.memory_mb is not None:
-            held = f" ({self.beside} and as many more as its memory limit of {self.memory_mb:,} MiB"
-            held += " holds, at least 16)"
-        return PlanLimitError(
-            "callbacks",
-            f"The host called more than {most:,} plan functions back at once from threads of "
-            f"its own; the plan's process runs at most {most:,} at once, each on a thread with "
-            f"a {CALLBACK_STACK >> 20} MiB stack{held}. Raise the memory limit or call fewer "
-            f"back at once.",
-        )
 
     def _no_room(self) -> PlanLimitError:
         return PlanLimitError(

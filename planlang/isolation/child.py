@@ -123,7 +123,7 @@ def _run(
         deep = 0  # that thread's stack is in the base already
     # the callback threads' stacks (a tuple nested hundreds of thousands of levels and hashed
     # on one must not crash), as many as the run may start and the lanes', reserved in RLIMIT_AS
-    threads.limit_to(limits, beside=LANES)
+    threads.limit_to(limits)
     callbacks = (threads.bound + LANES) * CALLBACK_STACK
     memory = limits.memory_mb * 2**20 + deep + callbacks + SLACK
     confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,

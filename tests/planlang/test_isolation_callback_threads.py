@@ -2,9 +2,10 @@
 
 In one process each runs on the host's thread that calls it; in the plan's process each gets a
 thread of its own (``planlang.isolation.callback_threads``), up to a bound the memory limit
-sets. It is an error if nested fan-outs within the bound wait where one process finishes, if a
-run past the bound waits (for its time limit) rather than ending with ``callbacks``, or if a
-thread the address space cannot hold crashes or hangs the run.
+sets; past it, a callback waits for a thread to come free. It is an error if nested fan-outs
+within the bound wait where one process finishes, if a run past the bound fails rather than
+finishing (its callbacks take turns), or if a thread the address space cannot hold crashes or
+hangs the run.
 """
 
 from __future__ import annotations
@@ -148,11 +149,46 @@ def test_as_many_callbacks_as_the_bound_all_wait_on_the_host_at_once(
             threads.shutdown(wait=False, cancel_futures=True)
 
 
-def test_one_callback_past_the_bound_ends_the_run_at_once() -> None:
-    """25 plan functions in flight at once where 24 fit (8 lanes and a bound of 16): one
-    process finishes; the plan's process ends the run with ``callbacks`` at once, though every
-    other callback still waits on the host (a run that waited would end with ``seconds``).
-    The host lives on and the next plan runs."""
+def test_callbacks_past_the_bound_take_turns_and_the_run_finishes() -> None:
+    """60 plan functions called back at once where 24 fit (8 lanes and a bound of 16), each
+    waiting a little on the host: one process runs all 60 at once; the plan's process runs 24
+    at once and the others wait for a thread, and the run gives what one process gives (a
+    runtime with a ``concurrency`` past the bound is this case). At no time do more callbacks
+    run at once than fit."""
+    n, fit = 60, 16 + LANES
+    threads = ThreadPoolExecutor(n)
+    running, most, lock = [0], [0], threading.Lock()
+
+    def fan(fns: list[Callable[[], int]]) -> list[int]:
+        return [future.result() for future in [threads.submit(fn) for fn in fns]]
+
+    def work(k: int) -> int:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return k
+
+    plan = f"result = sum(fan([lambda k=k: work(k) for k in range({n})]))\n"
+    try:
+        for mode in MODES:
+            most[0] = 0
+            limits = Limits(seconds=HANG_GUARD, memory_mb=64)
+            box = Sandbox(host={"fan": fan, "work": work}, limits=limits, isolation=mode)
+            assert box.run(plan) == sum(range(n)), mode
+            if mode == "process":
+                assert most[0] <= fit, most[0]
+    finally:
+        threads.shutdown(wait=False, cancel_futures=True)
+
+
+def test_callbacks_past_the_bound_that_all_wait_on_each_other_end_at_the_time_limit() -> None:
+    """25 plan functions that must all be in flight at once (each waits until all 25 have
+    called the host) where 24 fit: one process finishes; the plan's process runs 24, the 25th
+    waits for a thread, and the run ends at its time limit, the host alive and the next plan
+    running (a fan-out of fan-outs wider than the bound is this case: the limit that remains)."""
     n = 16 + LANES + 1
     plan = FLAT.replace("N", str(n))
     host, barrier, threads = _flat_host(n)
@@ -161,28 +197,15 @@ def test_one_callback_past_the_bound_ends_the_run_at_once() -> None:
     finally:
         threads.shutdown(wait=False, cancel_futures=True)
     host, barrier, threads = _flat_host(n)
+    limits = Limits(seconds=2, memory_mb=64)
     try:
         with pytest.raises(PlanLimitError) as raised:
-            Sandbox(host=host, limits=SMALL, isolation="process").run(plan)
+            Sandbox(host=host, limits=limits, isolation="process").run(plan)
     finally:
         barrier.abort()
         threads.shutdown(wait=False, cancel_futures=True)
-    assert raised.value.kind == "callbacks", raised.value
-    assert f"more than {16 + LANES} plan functions" in str(raised.value)
+    assert raised.value.kind == "seconds", raised.value
     assert Sandbox(isolation="process").run("result = 'alive'\n") == "alive"
-
-
-def test_nested_fan_outs_past_the_bound_end_with_callbacks_not_at_the_time_limit() -> None:
-    """Three levels of five where 24 fit: the 30 functions above the leaves wait on the host
-    at once, so some cannot have a thread, and the run ends with ``callbacks``."""
-    host, threads = _fan_host(5, 3)
-    source = NESTED.replace("WIDTH", "5").replace("DEPTH", "3")
-    try:
-        with pytest.raises(PlanLimitError) as raised:
-            Sandbox(host=host, limits=SMALL, isolation="process").run(source)
-    finally:
-        threads.shutdown(wait=False, cancel_futures=True)
-    assert raised.value.kind == "callbacks", raised.value
 
 
 # -- a thread the address space cannot hold ---------------------------------------------------
@@ -288,8 +311,9 @@ def _pool(bound: int) -> tuple[CallbackThreads, list[PlanLimitError]]:
 
 def test_each_request_in_flight_gets_a_thread_of_its_own_up_to_the_bound() -> None:
     """Three requests that each wait (on the host, say): three threads, all serving at once;
-    a fourth past a bound of three is refused with ``callbacks`` and never runs. The first
-    serves a request for itself meanwhile (a nested one): it counts once, not twice or none."""
+    a fourth past a bound of three waits for one of them to come free, and then runs on it.
+    The first serves a request for itself meanwhile (a nested one): it counts once, not twice
+    or none."""
     threads, refused = _pool(3)
     served = _Served(threads)
     try:
@@ -299,11 +323,14 @@ def test_each_request_in_flight_gets_a_thread_of_its_own_up_to_the_bound() -> No
             assert served.serving[n].wait(HANG_GUARD)
         assert threads.started == 3 and not refused
         served.submit(threads, 3)
-        assert [error.kind for error in refused] == ["callbacks"]
-        assert not served.serving[3].is_set()
+        assert not refused
+        assert not served.serving[3].is_set()  # no thread for it yet: three are taken
         assert threads.started == 3
+        served.finish(1)
+        assert served.serving[3].wait(HANG_GUARD)  # the thread that came free takes it
+        assert threads.started == 3 and not refused
     finally:
-        for n in range(3):
+        for n in (0, 2, 3):
             served.finish(n)
         threads.shutdown()
 
