@@ -84,7 +84,9 @@ class _Session:
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
         reader.set_budget(self._budget, self._large)
-        self.endpoint = Endpoint(reader, writer, self.serve, self.notice)
+        self._over = threading.Event()  # the channel closed (the run's thread waits on it)
+        self.endpoint = Endpoint(reader, writer, self.serve, self.notice,
+                                 on_close=lambda reason: self._over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
@@ -309,7 +311,14 @@ class _Session:
                     _sandbox._running.meter = None
 
             answer = _PLAN_THREADS.submit(plan_thread)
-            return answer.result(timeout=max(0.0, until - time.monotonic()))
+            answer.add_done_callback(lambda _: self._over.set())
+            self._over.wait(max(0.0, until - time.monotonic()))
+            if not answer.done() and self.endpoint.closed is not None:
+                try:  # what the plan's thread had queued still comes, within the grace
+                    return answer.result(timeout=GRACE)
+                except FutureTimeout:  # a host word blocks on: the run ends as the channel did
+                    raise ChannelClosed(self.endpoint.closed) from None
+            return answer.result(timeout=0)  # its answer, or the time is up
 
         try:
             ok, data = self.endpoint.request("run", payload, until=until, hand_off=hand_off)

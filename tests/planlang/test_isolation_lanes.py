@@ -309,3 +309,25 @@ def test_a_plan_process_without_memory_for_a_lanes_thread_ends_as_a_memory_limit
         box.run("result = w\n")
     assert ended.value.kind == "memory", ended.value
     assert time.monotonic() - started < 15
+
+
+def test_a_run_that_breaks_the_protocol_ends_at_once_while_a_host_word_blocks(pool: Pool) -> None:
+    """The plan's own host call blocks in the host (its word waits on something that never
+    comes) while the plan's process breaks the protocol on a lane: the run ends at once as a
+    crash, not at its time limit (the run's thread waited for that host word to return)."""
+    release = threading.Event()
+    results: list[Any] = []
+
+    def w(f: Callable[[], Any]) -> None:
+        calls_back_on_a_thread(results, wait=False)(f)
+        release.wait(HANG_GUARD)  # blocks the plan's own call far past the time limit
+
+    box = lane_probe(pool, "[['a', 1, 2]]", seconds=20, w=w)
+    started = time.monotonic()
+    try:
+        with pytest.raises(PlanLimitError) as ended:
+            box.run("result = w\n")
+    finally:
+        release.set()
+    assert ended.value.kind == "crash", ended.value
+    assert time.monotonic() - started < 15  # the time limit is 20 s: it did not end the run
