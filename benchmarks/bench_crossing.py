@@ -131,6 +131,7 @@ def _side_host(calls: int) -> None:
     class Child:  # what a _Session takes of a pool's child
         def __init__(self) -> None:
             self.requests, self.answers = _packet_pipe(), _packet_pipe()
+            self.lanes: list[tuple[int, int]] = []  # a sequential plan calls back nothing
 
         def take(self) -> tuple[Any, int]:
             from planlang.isolation.frames import FrameReader
