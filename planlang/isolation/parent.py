@@ -84,7 +84,7 @@ class _Session:
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
         reader.set_budget(self._budget, self._large)
-        self._over = threading.Event()  # the channel closed (the run's thread waits on it)
+        self._over = threading.Event()  # the channel closed or the child died: the run is over
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice,
                                  on_close=lambda reason: self._over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
@@ -312,12 +312,12 @@ class _Session:
 
             answer = _PLAN_THREADS.submit(plan_thread)
             answer.add_done_callback(lambda _: self._over.set())
-            self._over.wait(max(0.0, until - time.monotonic()))
-            if not answer.done() and self.endpoint.closed is not None:
+            over = self._over.wait(max(0.0, until - time.monotonic()))
+            if over and not answer.done():  # the channel closed, or the plan's process died
                 try:  # what the plan's thread had queued still comes, within the grace
                     return answer.result(timeout=GRACE)
                 except FutureTimeout:  # a host word blocks on: the run ends as the channel did
-                    raise ChannelClosed(self.endpoint.closed) from None
+                    raise ChannelClosed(self.endpoint.closed or "its process ended") from None
             return answer.result(timeout=0)  # its answer, or the time is up
 
         try:
@@ -381,6 +381,7 @@ def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
     meter = Meter(box.limits)
     box.last_meter = meter
     session = _Session(box, child, meter)
+    child.zygote.watch(child.pid, session._over.set)  # its death wakes the run's thread
     try:
         return session.run(checked, code_sent=True)
     finally:

@@ -208,6 +208,7 @@ class Zygote:
         self._pid_ready = threading.Condition(threading.Lock())
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition(threading.Lock())
+        self._watchers: dict[int, Callable[[], None]] = {}
         first = json.loads(host_end.recv(65536) or b"{}")
         if "ready" not in first:
             self.close()
@@ -238,6 +239,9 @@ class Zygote:
                 with self._exited:
                     self._exits[pid] = code
                     self._exited.notify_all()
+                    watcher = self._watchers.pop(pid, None)
+                if watcher is not None:
+                    watcher()
 
     def fork(self, scratch: str) -> tuple[int, int, int, list[tuple[int, int]]]:
         """A new child: (pid, pipe to read its frames from, pipe to write frames to, and the
@@ -274,6 +278,15 @@ class Zygote:
             raise RuntimeError("The plan fork server has ended.")
         (reader, writer), *lanes = ours
         return pid, reader, writer, lanes
+
+    def watch(self, pid: int, exited: Callable[[], None]) -> None:
+        """Call ``exited`` (on this handle's listening thread, or now) once ``pid`` has ended:
+        a run whose host word blocks hears that its plan's process died."""
+        with self._exited:
+            if pid not in self._exits:
+                self._watchers[pid] = exited
+                return
+        exited()
 
     def exit_code(self, pid: int, timeout: float = 0.0) -> int | None:
         """The child's exit code (negative: the signal that ended it), if it has ended."""

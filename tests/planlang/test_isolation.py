@@ -314,6 +314,43 @@ def test_a_child_killed_from_outside_ends_the_plan_and_is_replaced() -> None:
         pool.close()
 
 
+def test_a_child_killed_while_its_host_word_blocks_ends_the_plan_at_once() -> None:
+    """The plan's own host call blocks in the host (far past the time limit) when its process
+    is killed from outside: the run ends at once as ``killed``, not at its time limit as
+    ``seconds`` (nobody read the pipe that would have told it)."""
+    pool = Pool(1)
+    release = threading.Event()
+    started = threading.Event()
+
+    def blocks() -> None:
+        started.set()
+        release.wait(60)
+
+    try:
+        box = isolated({"blocks": blocks}, limits=Limits(seconds=30))
+        box._pool = pool  # type: ignore[attr-defined]
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                box.run("blocks()\nresult = 1\n")
+            except BaseException as error:  # noqa: BLE001 - the verdict
+                errors.append(error)
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        assert started.wait(30)
+        assert pool.last is not None
+        os.kill(pool.last.pid, signal.SIGKILL)
+        runner.join(20)  # the time limit is 30 s: a run that waited for it is still going
+        assert not runner.is_alive(), "the run waited for its time limit"
+        assert len(errors) == 1 and isinstance(errors[0], PlanLimitError), errors
+        assert errors[0].kind == "killed", errors[0]
+    finally:
+        release.set()
+        pool.close()
+
+
 # -- the same outcome in both modes, for generated plans ----------------------------------------
 
 SMALL = Limits(steps=20_000, seconds=10.0, depth=30, size=20_000, int_bits=4_096)
