@@ -209,6 +209,7 @@ class Zygote:
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition(threading.Lock())
         self._watchers: dict[int, Callable[[], None]] = {}
+        self.answer_wait = 30.0  # seconds a fork waits for the server's answer
         first = json.loads(host_end.recv(65536) or b"{}")
         if "ready" not in first:
             self.close()
@@ -258,15 +259,16 @@ class Zygote:
         theirs = [fd for to_r, _, _, from_w in pairs for fd in (to_r, from_w)]
         ours = [(from_r, to_w) for _, to_w, from_r, _ in pairs]
         pid = -2  # none yet: ours are closed unless a child takes them
+        stuck = False
         try:
             with self._lock:
                 body = os.fsencode(scratch)
                 socket.send_fds(self._control, [body], theirs)
                 with self._pid_ready:
-                    while not self._pids:
-                        if not self._pid_ready.wait(timeout=30):
-                            raise RuntimeError("The plan fork server stopped answering.")
-                    pid = self._pids.pop(0)
+                    while not self._pids and not stuck:
+                        stuck = not self._pid_ready.wait(timeout=self.answer_wait)
+                    if not stuck:
+                        pid = self._pids.pop(0)
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -274,6 +276,9 @@ class Zygote:
                 for pair in ours:
                     os.close(pair[0])
                     os.close(pair[1])
+        if stuck:  # its late answer would be taken for the next fork's: this server is done
+            self.close()
+            raise RuntimeError("The plan fork server stopped answering.")
         if pid < 0:
             raise RuntimeError("The plan fork server has ended.")
         (reader, writer), *lanes = ours

@@ -18,6 +18,8 @@ time limit killed the plan's process.
 LANES-REVIEW 6 (fixed): each lane read frames of its own, so a plan process answering eight
 callbacks at once with frames near the memory budget made the host hold eight; the readers
 of one run now take one large frame at a time.
+LANES-REVIEW 7 (older, noted by the review; fixed): a fork that waited in vain for its pid left
+the fork server running, and its late answer was taken for the next fork's.
 """
 
 from __future__ import annotations
@@ -270,3 +272,28 @@ def test_the_readers_of_one_run_decode_one_large_frame_at_a_time() -> None:
             lock.release()
         reader.close()
         os.close(write_fd)
+
+
+def test_a_fork_server_that_stops_answering_is_given_up_not_asked_again() -> None:
+    """LANES-REVIEW 7 (an older defect the review noted; fixed). A fork that waited in vain
+    for its pid left the server running: its late answer was then taken for the next fork's,
+    whose child got another process's pid. Now the server is closed (the pool starts another)."""
+    import signal
+
+    from planlang.isolation.zygote import Zygote
+
+    zygote = Zygote()
+    scratch = tempfile.mkdtemp(prefix="planlang-test-")
+    try:
+        os.kill(zygote.process.pid, signal.SIGSTOP)  # it answers nothing now
+        zygote.answer_wait = 0.5
+        before = _open_descriptors()
+        with pytest.raises(RuntimeError, match="stopped answering"):
+            zygote.fork(scratch)
+        assert not zygote.alive()
+        assert _open_descriptors() <= before  # the pipes of the fork that failed are closed
+    finally:
+        if zygote.alive():
+            os.kill(zygote.process.pid, signal.SIGCONT)
+            zygote.close()
+        shutil.rmtree(scratch, ignore_errors=True)
