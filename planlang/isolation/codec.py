@@ -141,19 +141,12 @@ def _plain(value: Any, seen: set[int], depth: int) -> bool:
         return False
     seen.add(key)
     if type(value) is dict:
-        for name, item in value.items():
-            if type(name) is not str:
-                return False
-            kind = type(item)
-            if kind is str or kind is bool or item is None:
-                continue
-            if kind is dict or kind is list:
-                if not _plain(item, seen, depth + 1):
-                    return False
-            elif not flat(item):
-                return False
-        return True
-    for item in value:
+        if any(type(name) is not str for name in value):
+            return False
+        items = value.values()
+    else:
+        items = value
+    for item in items:
         kind = type(item)
         if kind is str or kind is bool or item is None:
             continue

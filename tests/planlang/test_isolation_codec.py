@@ -105,3 +105,69 @@ def test_aliased_tuple_keys_are_refused_by_the_host() -> None:
         Decoder({}, guarded=True).decode({"d": [as_list[0], 1]})
     back = Decoder({}, guarded=True).decode(as_list)  # as a value (not a key) it crosses
     assert back[0][0] is back[0][1]
+
+
+# -- plain trees: what crosses as JSON as it stands -------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from planlang.isolation.codec import PLAIN_DEPTH, plain_tree  # noqa: E402
+from planlang.isolation.frames import dumps, loads  # noqa: E402
+
+_SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+            | st.floats(allow_nan=True) | st.text(max_size=8))  # fmt: skip
+_TREES = st.recursive(
+    _SCALARS | st.tuples(_SCALARS),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=4) | st.integers(0, 3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, with the same types all the way down (JSON would make a tuple a list)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(map(_same, a, b))
+    return a == b or (a != a and b != b)
+
+
+def _simple(value: object) -> bool:
+    """Dicts with str keys and lists, of None, bools, str, finite floats and 64-bit ints."""
+    if isinstance(value, dict):
+        return all(type(k) is str and _simple(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(map(_simple, value))
+    if type(value) is int:
+        return -(2**63) < value < 2**63
+    if type(value) is float:
+        return value - value == 0.0
+    return value is None or type(value) in (bool, str)
+
+
+@given(_TREES.filter(lambda v: isinstance(v, dict | list)))
+def test_a_plain_tree_is_its_own_json_and_every_simple_tree_is_one(value: object) -> None:
+    """Where ``plain_tree`` is true, JSON gives back the very same tree (types, order, every
+    value); and it is true of every tree of plain parts, none of them shared (as drawn)."""
+    if plain_tree(value):
+        assert _same(loads(dumps(value)), value)
+    assert plain_tree(value) == _simple(value)
+
+
+def test_a_tree_with_a_part_twice_or_past_the_depth_is_not_plain() -> None:
+    shared: list[int] = [1]
+    assert not plain_tree({"a": shared, "b": shared})
+    assert not plain_tree([{}, *([{}] * 2)])  # one dict twice
+    deep: list[object] = []
+    for _ in range(PLAIN_DEPTH + 2):
+        deep = [deep]
+    assert not plain_tree(deep)
+    assert plain_tree([{"a": [1, 2.5, "x", None, True]}, {"b": {"c": []}}])

@@ -31,10 +31,10 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
+from lane_probes import calls_back_on_a_thread, lane_probe
 
 from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation.pool import Pool
@@ -49,66 +49,6 @@ def pool() -> Iterator[Pool]:
     made = Pool(1, probes=True)
     yield made
     made.close()
-
-
-# As in test_isolation_lanes: the probe calls the host word ``w`` with a plan function; ``w``
-# calls it back on a thread of its own, which takes lane 0; the probe answers on that lane
-# with LANE_FRAMES(ask) instead of running the function.
-ON_A_LANE = """
-import gc, threading, time
-from planlang.isolation.frames import FrameReader, write_all
-from planlang.isolation.peer import Peer
-peer = [o for o in gc.get_objects() if type(o) is Peer and o.endpoint is not None][0]
-taken = {}
-def open_lane(op, payload):
-    taken['pipes'] = peer.lanes[payload]
-peer.notice = open_lane
-peer.endpoint._notice = open_lane
-box = [o for o in gc.get_objects() if type(o).__name__ == '_ChildSandbox'][0]
-wid = box.host['w'].fn.wid
-peer.functions[1] = lambda: None
-def call_w():
-    try:
-        peer.ask('call', [wid, [{'c': 1}], {'d': []}, None])
-    except Exception:
-        pass
-threading.Thread(target=call_w, daemon=True).start()
-while 'pipes' not in taken:
-    time.sleep(0.01)
-read_fd, write_fd = taken['pipes']
-reader = FrameReader(read_fd, 2**31)
-ask = reader.read()
-for frame in LANE_FRAMES(ask):
-    write_all(write_fd, frame)
-time.sleep(30)
-result = None
-"""
-
-
-def lane_probe(pool: Pool, frames: str, seconds: float, **host: Any) -> Sandbox:
-    probe = f"def LANE_FRAMES(ask):\n    return {frames}\n" + ON_A_LANE
-    box = Sandbox(host=dict(host), limits=Limits(seconds=seconds), isolation="process")
-    box._pool = pool  # type: ignore[attr-defined]
-    box._probe = {"probe": probe}  # type: ignore[attr-defined]
-    return box
-
-
-def calls_back_on_a_thread(raised: list[BaseException]) -> Callable[[Callable[[], Any]], None]:
-    """A host word that calls a plan function back on a thread of its own and keeps what
-    that raised, whatever it is (an embedder's thread sees it so)."""
-
-    def w(f: Callable[[], Any]) -> None:
-        def other() -> None:
-            try:
-                f()
-            except BaseException as error:  # noqa: BLE001 - the test looks at its kind
-                raised.append(error)
-
-        thread = threading.Thread(target=other)
-        thread.start()
-        thread.join(HANG_GUARD)
-
-    return w
 
 
 @pytest.mark.parametrize(
