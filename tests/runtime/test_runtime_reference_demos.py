@@ -47,7 +47,9 @@ def test_one_workers_events_tell_its_story(server: FakeOpenAI) -> None:
     with http_client(server.base_url, KEY, timeout=5) as client:
         run = Run("one", llm=LLM(Ledger(":memory:"), client=client, settings=SETTINGS))
         run.run_sync(lambda r: r.agent("q", schema=S, model="scan"))
-    mine = [e for e in run.events if e.get("worker") == 1]
+    # worker_running says the worker queued for its slot past a millisecond: on a loaded
+    # machine it may, alone as it is (runtime/waits.py); it is a wait, not part of the story
+    mine = [e for e in run.events if e.get("worker") == 1 and e["kind"] != "worker_running"]
     # the repair turn is an event of its own (the run report marks it on the lane)
     assert [e["kind"] for e in mine] == ["worker_started", "call", "retry", "call", "worker_done"]
     assert [e["turn"] for e in mine if e["kind"] == "call"] == [1, 2]
