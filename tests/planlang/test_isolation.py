@@ -284,25 +284,33 @@ def test_a_tuple_past_the_c_stack_hashed_on_a_host_thread_kills_only_the_child()
     assert isolated().run("result = 'alive'\n") == "alive"
 
 
+def _killed_mid_run(box: Sandbox, pool: Pool, started: threading.Event, plan: str
+                    ) -> tuple[threading.Thread, list[BaseException]]:  # fmt: skip
+    """Run ``plan`` on ``pool`` on a thread; once it has ``started``, SIGKILL its process from
+    outside. The thread (to join) and what the run raised."""
+    box._pool = pool  # type: ignore[attr-defined]
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            box.run(plan)
+        except BaseException as error:  # noqa: BLE001 - the verdict
+            errors.append(error)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    assert started.wait(30)
+    assert pool.last is not None
+    os.kill(pool.last.pid, signal.SIGKILL)
+    return runner, errors
+
+
 def test_a_child_killed_from_outside_ends_the_plan_and_is_replaced() -> None:
     pool = Pool(1)
     try:
         started = threading.Event()
         box = isolated({"started": started.set}, limits=Limits(seconds=60, steps=10**9))
-        box._pool = pool  # type: ignore[attr-defined]
-        errors: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                box.run("started()\nwhile True:\n    pass\n")
-            except BaseException as error:  # noqa: BLE001 - the verdict
-                errors.append(error)
-
-        runner = threading.Thread(target=run)
-        runner.start()
-        assert started.wait(30)
-        assert pool.last is not None
-        os.kill(pool.last.pid, signal.SIGKILL)
+        runner, errors = _killed_mid_run(box, pool, started, "started()\nwhile True:\n    pass\n")
         runner.join(30)
         assert len(errors) == 1 and isinstance(errors[0], PlanLimitError), errors
         assert errors[0].kind == "killed" and "SIGKILL" in str(errors[0])
@@ -328,20 +336,7 @@ def test_a_child_killed_while_its_host_word_blocks_ends_the_plan_at_once() -> No
 
     try:
         box = isolated({"blocks": blocks}, limits=Limits(seconds=30))
-        box._pool = pool  # type: ignore[attr-defined]
-        errors: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                box.run("blocks()\nresult = 1\n")
-            except BaseException as error:  # noqa: BLE001 - the verdict
-                errors.append(error)
-
-        runner = threading.Thread(target=run)
-        runner.start()
-        assert started.wait(30)
-        assert pool.last is not None
-        os.kill(pool.last.pid, signal.SIGKILL)
+        runner, errors = _killed_mid_run(box, pool, started, "blocks()\nresult = 1\n")
         runner.join(20)  # the time limit is 30 s: a run that waited for it is still going
         assert not runner.is_alive(), "the run waited for its time limit"
         assert len(errors) == 1 and isinstance(errors[0], PlanLimitError), errors
