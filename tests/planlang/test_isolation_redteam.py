@@ -111,6 +111,31 @@ def test_a_child_cannot_change_the_limits_or_scheduling_of_another_process(
     assert done == [] and after == before, (done, before, after)
 
 
+@pytest.mark.xfail(strict=True, reason="REDTEAM 1: a child lowers its fork server's open-file "
+                   "limit: every later run of the pool fails with RuntimeError")  # fmt: skip
+def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> None:
+    """The same hole, aimed at the fork server (the child's parent: ``os.getppid()``): with
+    its RLIMIT_NOFILE at 4 it can no longer take a fork request's 18 pipe ends, answers
+    every request with "no child", and stays alive, so the pool keeps it: every later run
+    of the pool fails, not with a PlanError but with RuntimeError("The plan fork server has
+    ended."), until the host restarts."""
+    own = Pool(1, probes=True)
+    try:
+        active(own, "user namespace", "landlock", "seccomp")
+        probe = HOOK_OFF + (
+            "import os, resource\n"
+            "try:\n    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (4, 4))\n"
+            "except OSError:\n    pass\nresult = None\n"
+        )
+        run_probe(own, probe)
+        for _ in range(2):
+            box = Sandbox(limits=Limits(seconds=10), isolation="process")
+            box._pool = own  # type: ignore[attr-defined]
+            assert box.run("result = 1\n") == 1
+    finally:
+        own.close()
+
+
 # -- REDTEAM 2: a signal out through SIGIO, past seccomp -----------------------------------------
 
 
@@ -436,6 +461,31 @@ def test_error_names_a_child_sends_are_not_kept_by_the_host(pool: Pool) -> None:
         for name in set(wire._classes) - before:
             del wire._classes[name]
     assert kept < 10_000, f"the host keeps {kept:,} characters of error names the child sent"
+
+
+# -- REDTEAM 10: a child that closes its pipe and lives on holds the run past its grace ---------
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 10: a child that closes its end of the channel "
+                   "and sleeps holds Sandbox.run 5 s, whatever the time limit")  # fmt: skip
+def test_a_child_that_closes_its_pipe_ends_within_its_limit_and_grace(pool: Pool) -> None:
+    """Every layer active. The host hears the pipe's end and asks the fork server why the
+    child ended (``Child.death``), waiting up to 5 s for an exit that a sleeping child never
+    makes, before it kills it: a 0.5 s plan ends after 5.5 s, past its limit plus ``GRACE``.
+    (Bounded, but by a constant the time limit does not govern.)"""
+    from planlang.isolation.parent import GRACE
+
+    probe = (
+        "import gc, os, time\nfrom planlang.isolation.channel import Endpoint\n"
+        "ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]\n"
+        "os.close(ep._writer)\ntime.sleep(30)\nresult = None\n"
+    )
+    box = probed(pool, probe, Limits(seconds=0.5))
+    started = time.monotonic()
+    with pytest.raises(PlanLimitError):
+        box.run("result = None\n")
+    took = time.monotonic() - started
+    assert took < 0.5 + GRACE + 3.0, f"the run ended after {took:.1f} s"
 
 
 if __name__ == "__main__":  # pragma: no cover
