@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -134,6 +135,34 @@ def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> Non
             assert box.run("result = 1\n") == 1
     finally:
         own.close()
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 11: a child changes the mode and times of any "
+                   "file of the host's user (chmod, utime): landlock spares metadata")  # fmt: skip
+def test_a_child_cannot_change_a_file_of_the_host(pool: Pool, tmp_path: Path) -> None:
+    """Every layer active; landlock says "writes only inside the scratch directory". chmod
+    and utime are not writes to landlock, and the kernel lets a file's owner (the same kernel
+    uid: REDTEAM 1) change both, wherever the path leads: a child can make the host's .env
+    or /etc/shadow world-readable, a root program setuid (any local user then has root),
+    or the host's own files unreadable; and set times (the host's .pyc caches trust source
+    mtimes: found by setting the standard library's reprlib.py to 1970, since restored)."""
+    active(pool, "user namespace", "landlock", "seccomp")
+    secret = tmp_path / "host.env"
+    secret.write_text("LLM_API_KEY=sk-test-not-a-real-key\n")
+    secret.chmod(0o600)
+    os.utime(secret, (1_600_000_000, 1_600_000_000))
+    before = secret.stat()
+    probe = HOOK_OFF + (
+        "import os\ndone = []\n"
+        f"for name, f in [('chmod', lambda: os.chmod({str(secret)!r}, 0o777)),\n"
+        f"                ('utime', lambda: os.utime({str(secret)!r}, (0, 0)))]:\n"
+        "    try:\n        f()\n        done.append(name)\n    except OSError:\n        pass\n"
+        "result = done\n"
+    )
+    done = run_probe(pool, probe)
+    after = secret.stat()
+    assert done == [], done
+    assert (after.st_mode, after.st_mtime) == (before.st_mode, before.st_mtime)
 
 
 # -- REDTEAM 2: a signal out through SIGIO, past seccomp -----------------------------------------
