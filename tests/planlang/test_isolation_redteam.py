@@ -11,6 +11,7 @@ named ``REDTEAM n``; it passes once the defect is fixed (then drop the mark).
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import resource
 import subprocess
@@ -163,6 +164,54 @@ def test_a_child_cannot_change_a_file_of_the_host(pool: Pool, tmp_path: Path) ->
     after = secret.stat()
     assert done == [], done
     assert (after.st_mode, after.st_mtime) == (before.st_mode, before.st_mtime)
+
+
+KEYRING_HOST = """
+import ctypes, json
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.syscall(250, 1, ctypes.c_char_p(b"planlang-redteam"))  # KEYCTL_JOIN_SESSION_KEYRING
+secret = b"sk-test-not-a-real-key"
+kid = libc.syscall(248, b"user", b"redteam", secret, ctypes.c_size_t(len(secret)),
+                   ctypes.c_int(-3))  # add_key to this process's session keyring
+from planlang.isolation.pool import Pool
+from planlang.isolation.testing import run_probe
+pool = Pool(1, probes=True)
+layers = {name: on for name, on, _ in pool.layers()}
+probe = (
+    "from planlang.isolation import confine\\nconfine._state['strict'] = False\\n"
+    "import ctypes\\nlibc = ctypes.CDLL(None, use_errno=True)\\n"
+    "libc.syscall.restype = ctypes.c_long\\nbuf = ctypes.create_string_buffer(64)\\n"
+    f"n = libc.syscall(250, 11, ctypes.c_long({kid}), buf, ctypes.c_size_t(64))  # KEYCTL_READ\\n"
+    "result = buf.raw[:max(n, 0)].decode()\\n"
+)
+try:
+    print(json.dumps([layers, run_probe(pool, probe)]))
+finally:
+    pool.close()
+    libc.syscall(250, 3, ctypes.c_long(kid))  # KEYCTL_REVOKE
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 12: a child reads the keys of the host's session "
+                   "keyring (keyctl is not filtered; the keyring is inherited)")  # fmt: skip
+def test_a_child_cannot_read_the_hosts_session_keyring() -> None:
+    """Every layer active. A host that keeps its API key in the kernel's keyring (the
+    ``keyring`` package's keyctl backend, a login's session keyring) hands it to every plan:
+    the fork server and its children inherit the host's session keyring, in the new user
+    namespace too, and possess its keys; add_key, request_key and keyctl pass seccomp and
+    landlock. The host here is a subprocess with a session keyring of its own (this test's
+    process and its session are left alone)."""
+    env = {key: value for key, value in os.environ.items() if key != "LLM_API_KEY"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", KEYRING_HOST], capture_output=True, text=True, env=env,
+        timeout=120, check=True,
+    )  # fmt: skip
+    layers, read = json.loads(done.stdout.strip().splitlines()[-1])
+    if not all(layers[name] for name in ("user namespace", "landlock", "seccomp")):
+        pytest.skip(f"a kernel layer is not active on this machine: {layers}")
+    assert read != "sk-test-not-a-real-key", "the plan's process read the host's key"
 
 
 # -- REDTEAM 2: a signal out through SIGIO, past seccomp -----------------------------------------
