@@ -566,5 +566,39 @@ def test_a_child_that_closes_its_pipe_ends_within_its_limit_and_grace(pool: Pool
     assert took < 0.5 + GRACE + 3.0, f"the run ended after {took:.1f} s"
 
 
+# -- REDTEAM 13: "_"-named keywords reach a host object's methods -----------------------------
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, bool]] = []
+
+    def put(self, x: int, _admin: bool = False) -> bool:
+        self.calls.append((x, _admin))
+        return _admin
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 13: the host refuses '_'-named keywords for host "
+                   "words from a child, not for host objects' methods")  # fmt: skip
+def test_a_child_cannot_pass_an_underscore_keyword_to_a_host_method(pool: Pool) -> None:
+    """Every layer active. The plan's wrapper refuses ``s.put(**{'_admin': True})`` in both
+    modes, and for a host word the host refuses it again for a child that skips the wrapper
+    (``test_isolation_hostile``); a ``method`` request goes straight to
+    ``getattr(target, name)(*args, **kwargs)``: the child reaches a parameter the host keeps
+    for itself."""
+    from planlang.sandbox.wall import HostObject
+
+    store = _Store()
+    probe = CHANNEL.replace("wid = box.host['w'].fn.wid\n", "") + (
+        "from planlang.isolation.peer import RemoteObject\n"
+        "oid = [o for o in gc.get_objects() if type(o) is RemoteObject][0].oid\n"
+        "write_all(ep._writer, ['q', 9, R, 'method', [oid, 'put', [1], {'d': ['_admin', True]}]])\n"
+        "reply = ep._reader.read()\nresult = reply[2]\n"
+    )
+    box = probed(pool, probe, Limits(seconds=5), s=HostObject(store, methods=["put"]))
+    box.run("result = s\n")
+    assert store.calls == [], store.calls
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
