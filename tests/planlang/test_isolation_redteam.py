@@ -600,5 +600,39 @@ def test_a_child_cannot_pass_an_underscore_keyword_to_a_host_method(pool: Pool) 
     assert store.calls == [], store.calls
 
 
+# -- REDTEAM 14: a full scratch directory holds the run while the host removes it -----------------
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 14: a run that ends at its limit removes the "
+                   "child's scratch on the caller's thread: its time is not bounded")  # fmt: skip
+def test_removing_a_full_scratch_directory_does_not_hold_the_run(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every layer active. A 2 s plan whose process made files in scratch until its deadline
+    (about 100,000 here) ended after 5.7 s: ``_end`` discards the child on the caller's
+    thread for every end but "finished", and removing the tree takes as long as making it
+    did, past the limit and ``GRACE`` (a 60 s plan: a minute more, or far more on a slow
+    disk). Here the removal is stood in for by a slow ``rmtree`` (5 s), so the test costs
+    no disk: the run must not wait for it."""
+    import shutil
+
+    from planlang.isolation.parent import GRACE
+
+    real = shutil.rmtree
+
+    def slow(path: str, *args: Any, **kwargs: Any) -> None:
+        time.sleep(5)
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.shutil, "rmtree", slow)
+    probe = HOOK_OFF + "open('made', 'w').close()\nimport time\ntime.sleep(30)\nresult = None\n"
+    box = probed(pool, probe, Limits(seconds=1))
+    started = time.monotonic()
+    with pytest.raises(PlanLimitError):
+        box.run("result = None\n")
+    took = time.monotonic() - started
+    assert took < 1 + GRACE + 3.0, f"the run ended after {took:.1f} s"
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
