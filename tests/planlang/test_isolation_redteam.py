@@ -634,5 +634,50 @@ def test_removing_a_full_scratch_directory_does_not_hold_the_run(
     assert took < 1 + GRACE + 3.0, f"the run ended after {took:.1f} s"
 
 
+# -- REDTEAM 15: SIGPIPE: a child that closes its reading end kills a host that did not ignore it --
+
+SIGPIPE_HOST = """
+import signal
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as command-line tools often set it
+from planlang.errors import PlanError
+from planlang.isolation.pool import Pool
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
+pool = Pool(1, probes=True)
+box = Sandbox(host={"w": lambda: 1}, limits=Limits(seconds=2), isolation="process")
+box._pool = pool
+box._probe = {"probe": PROBE}
+try:
+    box.run("result = w\\n")
+except PlanError:
+    pass
+pool.close()
+print("host alive")
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 15: a child closes its end of the channel and "
+                   "asks a host word: the host's answer raises SIGPIPE, which kills a host "
+                   "whose SIGPIPE is not ignored")  # fmt: skip
+def test_a_child_that_closes_its_reading_end_does_not_kill_the_host() -> None:
+    """Every layer active. The channel is a pair of pipes; the host writes its answer to one
+    whose reader the child has closed, and the kernel sends the host SIGPIPE. Python ignores
+    SIGPIPE at start, but an embedder may not (a CLI that wants ``| head`` to end quietly
+    sets SIG_DFL; an interpreter embedded in a C program keeps the C default): that host
+    dies, with all its runs. The host here is a subprocess that sets SIG_DFL."""
+    probe = CHANNEL + (
+        "import os\nos.close(ep._reader.fd)\n"
+        "write_all(ep._writer, ['q', 9, R, 'call', [wid, [], {'d': []}, None]])\n"
+        "time.sleep(30)\nresult = None\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "LLM_API_KEY"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", SIGPIPE_HOST.replace("PROBE", repr(probe))],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "host alive" in done.stdout, done.returncode
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
