@@ -679,5 +679,40 @@ def test_a_child_that_closes_its_reading_end_does_not_kill_the_host() -> None:
     assert done.returncode == 0 and "host alive" in done.stdout, done.returncode
 
 
+# -- REDTEAM 16: a callback that fails "passthrough" raises a BaseException in host code ----------
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 16: a child fails a callback as 'passthrough': "
+                   "the host word gets HostStop, a BaseException")  # fmt: skip
+def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: Pool) -> None:
+    """Every layer active. ``lanes._failure`` turns a callback's failure described as
+    "passthrough" into the host's own passthrough error when there is one, and otherwise
+    (``wire.raised``) into ``HostStop``, the plan process's own BaseException. So a host word
+    (the runtime's worker, an embedder's fan-out thread) that guards a plan function with
+    ``except Exception`` is unwound past its handler; on a thread of the embedder's it ends
+    the thread. In one process a plan function cannot raise a BaseException into host code
+    (an interrupt is already made a ``PlanLimitError`` here, for that reason)."""
+    seen: list[str] = []
+
+    def w(f: Any) -> str:
+        try:
+            f()
+        except Exception as error:  # noqa: BLE001 - what a host word guards a callback with
+            seen.append(type(error).__name__)
+        except BaseException as error:  # noqa: BLE001 - the defect: recorded, then ended here
+            seen.append(f"BaseException {type(error).__name__}")
+        return "done"
+
+    probe = CHANNEL + (
+        "write_all(ep._writer, ['q', 9, R, 'call', [wid, [{'c': 1}], {'d': []}, None]])\n"
+        "ask = ep._reader.read()\n"
+        "write_all(ep._writer, ['a', ask[1], False, ['passthrough', 'X', '', None, None]])\n"
+        "reply = ep._reader.read()\nresult = reply[3]\n"
+    )
+    box = probed(pool, probe, Limits(seconds=5), w=w)
+    assert box.run("result = w\n") == "done"
+    assert len(seen) == 1 and not seen[0].startswith("BaseException"), seen
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
