@@ -714,5 +714,44 @@ def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: P
     assert len(seen) == 1 and not seen[0].startswith("BaseException"), seen
 
 
+# -- REDTEAM 17: a child nests host calls in callbacks past the plan's depth limit --------------
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 17: a child nests host word -> callback -> host "
+                   "word on one host thread past Limits.depth (a host that raised its "
+                   "recursion limit dies with SIGSEGV)")  # fmt: skip
+def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -> None:
+    """Every layer active. ``w(f)`` calls ``f`` back; ``f`` calls ``w`` (a plan's recursion
+    through a host word): in both modes the plan ends at ``Limits.depth`` (here 20: 21 calls
+    of ``w``), counted in the plan's process. A child that skips its own count answers each
+    callback with another call of ``w`` in that callback's context, and the host nests them
+    on one thread, about seven Python frames a level, until its own recursion limit (141
+    levels at the default 1,000). A host that raised it (``sys.setrecursionlimit(10**6)``,
+    as parsers and symbolic libraries do) nests on until its thread's C stack overflows:
+    40,000 levels killed the host with SIGSEGV (measured, in a subprocess)."""
+    depth = [0]
+
+    def w(f: Any) -> Any:
+        depth[0] += 1
+        return f()
+
+    probe = CHANNEL + (
+        "ctx = R\n"
+        "for i in range(100):\n"
+        "    call = [wid, [{'c': 1}], {'d': []}, None]\n"
+        "    write_all(ep._writer, ['q', 1000 + i, ctx, 'call', call])\n"
+        "    ask = ep._reader.read()\n"
+        "    if ask[0] != 'q':\n        break\n"
+        "    ctx = ask[1]\n"
+        "result = i\n"
+    )
+    box = probed(pool, probe, Limits(seconds=10, depth=20), w=w)
+    try:
+        box.run("result = w\n")
+    except PlanError:
+        pass  # refused: as it should be
+    assert depth[0] <= 21, f"the host nested {depth[0]} calls of w on one thread"
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
