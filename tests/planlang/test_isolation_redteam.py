@@ -753,5 +753,32 @@ def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -
     assert depth[0] <= 21, f"the host nested {depth[0]} calls of w on one thread"
 
 
+# -- REDTEAM 18: no bound on a child's threads: the machine's process ids ------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM 18: a child starts threads without bound (no "
+                   "RLIMIT_NPROC, no pids cgroup): the machine's process ids run out")  # fmt: skip
+def test_a_child_cannot_start_threads_past_what_a_plan_needs(pool: Pool) -> None:
+    """Every layer active. A thread is a kernel task with a process id; seccomp lets threads
+    be made (it must), ``RLIMIT_NPROC`` is not set (it does not hold root) and no pids cgroup
+    is used, so only ``RLIMIT_AS`` bounds them, by their stacks: at 32 KiB a thread, the
+    5.6 GB a default plan may reserve holds some 170,000. This machine's ``pid_max`` is
+    32,768: one plan's process can take every process id left, and until it is killed at
+    its deadline no process of the machine (the host, its fork server, anyone's) can start
+    a thread or a process. A plan needs at most its lanes, its callback threads (1,024 at
+    most) and a deep stack; here a child starts 2,000 (harmless: a sixteenth of the ids)."""
+    probe = HOOK_OFF + (
+        "import threading\nthreading.stack_size(32768)\ngo = threading.Event()\nmade = 0\n"
+        "try:\n"
+        "    for _ in range(2000):\n"
+        "        threading.Thread(target=go.wait, daemon=True).start()\n"
+        "        made += 1\n"
+        "except (RuntimeError, MemoryError, OSError):\n    pass\n"
+        "go.set()\nresult = made\n"
+    )
+    made = run_probe(pool, probe)
+    assert made < 2000, f"the plan's process started {made} threads"
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
