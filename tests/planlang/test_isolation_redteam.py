@@ -443,8 +443,6 @@ def test_notices_for_a_busy_host_thread_are_bounded(pool: Pool) -> None:
 # -- REDTEAM 7: the host decoder's hashing budget counts nodes, not digits -----------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 7: a set key of references to one big int walks "
-                   "budget-many big-int hashes in one C call, holding the GIL")  # fmt: skip
 def test_a_key_of_shared_big_ints_is_refused_as_too_costly_to_hash() -> None:
     """``HASH_BUDGET`` bounds the tuple nodes hashing a frame's keys walks, each counted as 1;
     an int's hash is not cached and walks all its digits. A 1-tuple holding a 100 KB int,
