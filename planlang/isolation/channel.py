@@ -38,7 +38,7 @@ from time import monotonic
 from typing import Any, Protocol
 
 from planlang.isolation.codec import CodecError
-from planlang.isolation.frames import FrameReader, write_all
+from planlang.isolation.frames import FrameReader, FrameTooCostly, decoded_cost, dumps, write_all
 
 __all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN", "SHAPES",
            "waiting"]  # fmt: skip
@@ -123,6 +123,10 @@ class Endpoint:
         self.failure: BaseException | None = None  # what a frame that closed it raised
         self._serving: list[None] = []  # requests of the other side being served now
         self._pending = 0  # requests of the other side waiting for, or in, the spare pool
+        # what frames queued in waiters' inboxes may take decoded, together (the reader's
+        # budget: each frame alone is held to it, and they add up); id -> cost of each
+        self._queued = 0
+        self._costs: dict[int, int] = {}
 
     # -- sending -------------------------------------------------------------------------
 
@@ -242,6 +246,8 @@ class Endpoint:
                             self._idle.remove(inbox)
                 if message is _LEAD:
                     continue
+                if self._costs:
+                    self._unqueue(message)
                 if self._idle:  # read unlocked: a waiter that went idle while we read is seen
                     self._pass_lead()
                 return message
@@ -316,6 +322,8 @@ class Endpoint:
             # come one at a time (its notices, what a plan prints, may come faster)
             if kind == "q" and inbox.qsize() >= MAX_PENDING:
                 raise CodecError(f"more than {MAX_PENDING:,} requests waited for one thread")
+            if self._reader.budget is not None:
+                self._queue(message, self._reader.budget)
             inbox.put(message)
             return False
         with self._mutex:
@@ -324,6 +332,25 @@ class Endpoint:
             self._pending += 1
         self._spare().submit(self._handle_spare, message)
         return False
+
+    def _queue(self, message: Any, budget: int) -> None:
+        """Count a frame queued for a waiting thread against ``budget`` (FrameTooCostly past
+        it): a thread waiting on the other side holds, unread, all that is sent for it."""
+        cost = decoded_cost(dumps(message))
+        with self._mutex:
+            if self._queued + cost > budget:
+                self.failure = FrameTooCostly(
+                    f"Messages from the plan's process queued for a busy host thread would "
+                    f"take about {(self._queued + cost) / 2**20:,.0f} MiB here, past the "
+                    f"{budget / 2**20:,.0f} MiB the host takes from it at once."
+                )
+                raise self.failure
+            self._queued += cost
+            self._costs[id(message)] = cost
+
+    def _unqueue(self, message: Any) -> None:
+        with self._mutex:
+            self._queued -= self._costs.pop(id(message), 0)
 
     def _handle_spare(self, message: Any) -> None:
         try:

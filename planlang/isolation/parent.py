@@ -63,6 +63,30 @@ def _host_adapt(value: Any) -> Any:
     return None
 
 
+def _no_underscore(keywords: Any, what: str) -> None:
+    """Refuse keywords a plan may not pass (the plan's wrapper refuses them in both modes)."""
+    if type(keywords) is not dict or any(
+        type(key) is not str or key.startswith("_") for key in keywords
+    ):
+        raise TypeError(f"{what} cannot take an argument whose name starts with '_'.")
+
+
+class _NoSpare:
+    """The host's pool for requests no waiting thread claims: none. Each request a plan
+    process of ours sends is made within a call of the host's (the run, or a callback, whose
+    thread waits for it); one outside any is a protocol break, so no host word runs that no
+    thread of the run waits for (it could run on after the run had returned)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Any:
+        raise CodecError("requests outside any call of the host's are not served")
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass
+
+
+_NO_SPARE = _NoSpare()
+
+
 class _Session:
     """One plan run in one child: the handles handed out and the channel."""
 
@@ -85,7 +109,7 @@ class _Session:
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
         reader.set_budget(self._budget, self._large)
         self._over = threading.Event()  # the channel closed or the child died: the run is over
-        self.endpoint = Endpoint(reader, writer, self.serve, self.notice,
+        self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=_NO_SPARE,
                                  on_close=lambda reason: self._over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
 
@@ -214,8 +238,8 @@ class _Session:
         calling.line = line if type(line) is int else None
         try:
             positional, keywords = decode_arguments(args, kwargs, self.decode)
-            if keywords and any(type(key) is not str or key.startswith("_") for key in keywords):
-                raise TypeError("A host word cannot take an argument whose name starts with '_'.")
+            if keywords:
+                _no_underscore(keywords, "A host word")
             return fn(*positional, **keywords)
         finally:
             calling.line = previous
@@ -236,8 +260,10 @@ class _Session:
                 return True, self.encode(getattr(proxy._target, name), where)
             if name not in proxy._methods:
                 raise AttributeError(name)
-            result = getattr(proxy._target, name)(*self.decode(payload[2]),
-                                                  **self.decode(payload[3]))  # fmt: skip
+            args, keywords = self.decode(payload[2]), self.decode(payload[3])
+            if keywords:  # the plan's wrapper refuses these; a child that skips it, here
+                _no_underscore(keywords, "A host object's method")
+            result = getattr(proxy._target, name)(*args, **keywords)
         elif op == "next":
             iterator = self.iterators[int(payload[0])]
             previous = _calling.line
