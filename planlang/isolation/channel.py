@@ -38,7 +38,8 @@ from time import monotonic
 from typing import Any, Protocol
 
 from planlang.isolation.codec import CodecError
-from planlang.isolation.frames import FrameReader, FrameTooCostly, decoded_cost, dumps, write_all
+from planlang.isolation.frames import FrameReader, write_all
+from planlang.isolation.queued import Queued
 
 __all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN", "SHAPES",
            "waiting"]  # fmt: skip
@@ -99,12 +100,14 @@ class Endpoint:
         workers: int = 32,
         spare: Spare | None = None,
         on_close: Callable[[str], None] | None = None,
+        write: Callable[[int, Any], None] = write_all,
     ) -> None:
-        """``reader`` reads the other side's frames; ``writer`` is the pipe to it. The
-        endpoint owns both from now on, and closes them when it is closed. ``spare`` runs
-        requests no waiting thread claims (default: a pool of ``workers`` threads)."""
+        """``reader`` reads the other side's frames; ``writer``, the pipe to it, takes them
+        by ``write``; both are the endpoint's from now on. ``spare`` runs requests no
+        waiting thread claims (default: a pool of ``workers`` threads)."""
         self._reader = reader
         self._writer = writer
+        self._write = write
         self._serve = serve
         self._notice = notice
         self.default_context = default_context
@@ -123,10 +126,7 @@ class Endpoint:
         self.failure: BaseException | None = None  # what a frame that closed it raised
         self._serving: list[None] = []  # requests of the other side being served now
         self._pending = 0  # requests of the other side waiting for, or in, the spare pool
-        # what frames queued in waiters' inboxes may take decoded, together (the reader's
-        # budget: each frame alone is held to it, and they add up); id -> cost of each
-        self._queued = 0
-        self._costs: dict[int, int] = {}
+        self._queued = Queued()  # frames in waiters' inboxes, held to the reader's budget
 
     # -- sending -------------------------------------------------------------------------
 
@@ -135,7 +135,7 @@ class Endpoint:
             with self._write_lock:
                 if self.closed is not None:  # checked under the lock: the pipe is still ours
                     raise ChannelClosed(self.closed)
-                write_all(self._writer, message)
+                self._write(self._writer, message)
         except (OSError, ValueError) as error:
             self.close(f"the pipe broke: {error}")
             raise ChannelClosed(self.closed) from None
@@ -246,8 +246,8 @@ class Endpoint:
                             self._idle.remove(inbox)
                 if message is _LEAD:
                     continue
-                if self._costs:
-                    self._unqueue(message)
+                if self._queued.costs:
+                    self._queued.take(message)
                 if self._idle:  # read unlocked: a waiter that went idle while we read is seen
                     self._pass_lead()
                 return message
@@ -280,6 +280,7 @@ class Endpoint:
                     if route(frame, rid):
                         return frame
                 except (CodecError, IndexError, TypeError, ValueError) as error:
+                    self.failure = error  # FrameTooCostly: too much queued for its threads
                     self.close(f"a frame was not a message: {error}")
                     return None
         finally:
@@ -322,8 +323,7 @@ class Endpoint:
             # come one at a time (its notices, what a plan prints, may come faster)
             if kind == "q" and inbox.qsize() >= MAX_PENDING:
                 raise CodecError(f"more than {MAX_PENDING:,} requests waited for one thread")
-            if self._reader.budget is not None:
-                self._queue(message, self._reader.budget)
+            self._queued.add(message, self._reader.budget)  # held to the reader's budget
             inbox.put(message)
             return False
         with self._mutex:
@@ -332,25 +332,6 @@ class Endpoint:
             self._pending += 1
         self._spare().submit(self._handle_spare, message)
         return False
-
-    def _queue(self, message: Any, budget: int) -> None:
-        """Count a frame queued for a waiting thread against ``budget`` (FrameTooCostly past
-        it): a thread waiting on the other side holds, unread, all that is sent for it."""
-        cost = decoded_cost(dumps(message))
-        with self._mutex:
-            if self._queued + cost > budget:
-                self.failure = FrameTooCostly(
-                    f"Messages from the plan's process queued for a busy host thread would "
-                    f"take about {(self._queued + cost) / 2**20:,.0f} MiB here, past the "
-                    f"{budget / 2**20:,.0f} MiB the host takes from it at once."
-                )
-                raise self.failure
-            self._queued += cost
-            self._costs[id(message)] = cost
-
-    def _unqueue(self, message: Any) -> None:
-        with self._mutex:
-            self._queued -= self._costs.pop(id(message), 0)
 
     def _handle_spare(self, message: Any) -> None:
         try:

@@ -34,10 +34,12 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
+from planlang.isolation.host_refusals import NO_SPARE, Nesting, no_underscore, too_deep
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.pool import Child, default_pool, discard_later
+from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
@@ -63,30 +65,6 @@ def _host_adapt(value: Any) -> Any:
     return None
 
 
-def _no_underscore(keywords: Any, what: str) -> None:
-    """Refuse keywords a plan may not pass (the plan's wrapper refuses them in both modes)."""
-    if type(keywords) is not dict or any(
-        type(key) is not str or key.startswith("_") for key in keywords
-    ):
-        raise TypeError(f"{what} cannot take an argument whose name starts with '_'.")
-
-
-class _NoSpare:
-    """The host's pool for requests no waiting thread claims: none. Each request a plan
-    process of ours sends is made within a call of the host's (the run, or a callback, whose
-    thread waits for it); one outside any is a protocol break, so no host word runs that no
-    thread of the run waits for (it could run on after the run had returned)."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Any:
-        raise CodecError("requests outside any call of the host's are not served")
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        pass
-
-
-_NO_SPARE = _NoSpare()
-
-
 class _Session:
     """One plan run in one child: the handles handed out and the channel."""
 
@@ -102,20 +80,25 @@ class _Session:
         self.passthrough_error: BaseException | None = None
         self.printed = 0  # characters the plan printed
         self.ended: PlanLimitError | None = None
+        self.stopped: PlanLimitError | None = None  # a limit the host itself found, ending it
+        self._nesting = Nesting()  # requests served within requests, per host thread
+        self._deepest = box.limits.depth + 1  # a host word, then one a level of plan calls
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
         reader.set_budget(self._budget, self._large)
-        self._over = threading.Event()  # the channel closed or the child died: the run is over
-        self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=_NO_SPARE,
-                                 on_close=lambda reason: self._over.set())  # fmt: skip
+        self._over = over = threading.Event()  # the channel closed or the child died: it is over
+        self._write = pipe_writer()  # SIGPIPE kills a host that has not ignored it
+        self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=NO_SPARE,
+                                 write=self._write, on_close=lambda _: over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large)
-        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
+        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed,
+                    write=self._write)  # fmt: skip
 
     def _announce(self, number: int) -> None:
         try:
@@ -131,6 +114,13 @@ class _Session:
                 if lane.failure is not None and self.endpoint.failure is None:
                     self.endpoint.failure = lane.failure
             self.broke(reason)
+
+    def _stop(self, error: PlanLimitError) -> PlanLimitError:
+        """End the run with a limit the host found (its process is killed, its pipes closed)."""
+        self.stopped = error
+        self.endpoint.close(error.message)
+        self.child.discard()
+        return error
 
     def broke(self, reason: str) -> PlanLimitError:
         """End the run: the plan's process broke the protocol (``reason`` says how, and
@@ -211,7 +201,11 @@ class _Session:
         meter = self.meter
         if previous is not meter:  # current_meter() works in host words, as in one process
             local.meter = meter
+        nesting = self._nesting
+        nesting.level += 1
         try:
+            if nesting.level > self._deepest:  # a plan's process that skips its own count
+                raise self._stop(too_deep(self.box.limits.depth))
             if op == "call":
                 result = self._call(payload)
                 if flat(result):
@@ -226,6 +220,7 @@ class _Session:
                 self.passthrough_error = error
             return False, describe(error, self.box.passthrough, self.filename)
         finally:
+            nesting.level -= 1
             if previous is not meter:
                 local.meter = previous
 
@@ -239,7 +234,7 @@ class _Session:
         try:
             positional, keywords = decode_arguments(args, kwargs, self.decode)
             if keywords:
-                _no_underscore(keywords, "A host word")
+                no_underscore(keywords, "A host word")
             return fn(*positional, **keywords)
         finally:
             calling.line = previous
@@ -261,8 +256,7 @@ class _Session:
             if name not in proxy._methods:
                 raise AttributeError(name)
             args, keywords = self.decode(payload[2]), self.decode(payload[3])
-            if keywords:  # the plan's wrapper refuses these; a child that skips it, here
-                _no_underscore(keywords, "A host object's method")
+            no_underscore(keywords, "A host object's method")  # as the plan's wrapper does
             result = getattr(proxy._target, name)(*args, **keywords)
         elif op == "next":
             iterator = self.iterators[int(payload[0])]
@@ -356,7 +350,9 @@ class _Session:
             raise self.ended from None  # type: ignore[misc]
         except ChannelClosed:
             why = self.endpoint.closed or ""
-            if isinstance(self.endpoint.failure, FrameTooCostly):
+            if self.stopped is not None:
+                self._end(self.stopped)
+            elif isinstance(self.endpoint.failure, FrameTooCostly):
                 self._end(PlanLimitError("memory", str(self.endpoint.failure)))
             elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))
