@@ -11,9 +11,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from planlang.isolation.frames import FrameTooCostly, decoded_cost, dumps
+from planlang.isolation.frames import _EXPANSION, FrameTooCostly, decoded_cost, dumps
 
 __all__ = ["Queued"]
+
+SMALL = 4096  # bytes of JSON: a frame this small is counted at the most a byte can become
 
 
 class Queued:
@@ -31,7 +33,8 @@ class Queued:
         (None: no bound, nothing counted)."""
         if budget is None:
             return
-        cost = decoded_cost(dumps(message))
+        data = dumps(message)
+        cost = _EXPANSION * len(data) if len(data) < SMALL else decoded_cost(data)
         with self._lock:
             if self.total + cost > budget:
                 raise FrameTooCostly(
