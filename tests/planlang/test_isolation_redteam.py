@@ -713,6 +713,22 @@ def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -
     assert depth[0] <= 21, f"the host nested {depth[0]} calls of w on one thread"
 
 
+@pytest.mark.parametrize("isolation", ["inprocess", "process"])
+def test_a_plan_recursing_through_a_host_word_ends_as_in_one_process(isolation: str) -> None:
+    """The host's own bound on nesting leaves an honest plan to its process's count: the
+    same error, with its line, after the same 21 calls of ``w`` at depth 20, in both modes."""
+    calls = [0]
+
+    def w(f: Any) -> Any:
+        calls[0] += 1
+        return f()
+
+    box = Sandbox(host={"w": w}, limits=Limits(seconds=10, depth=20), isolation=isolation)
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("def f():\n    return w(f)\nresult = w(f)\n")
+    assert (ended.value.kind, ended.value.line, calls[0]) == ("depth", 1, 21), ended.value
+
+
 # -- REDTEAM 18: no bound on a child's threads: the machine's process ids ------------------------
 
 
