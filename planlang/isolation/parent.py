@@ -362,16 +362,17 @@ class _Session:
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
         self.meter.close(error)
-        if error.kind == "finished":  # the usual end: the lanes (none in use, most runs: 16
-            # pipe ends to close, half of this) are closed with the child, off the run's path;
-            # a callback called from now on raises ``ended`` without looking at them
-            self.endpoint.close(error.message)
-            discard_later(self.child, functools.partial(self.lanes.close, error.message))
+        if error.kind == "finished":  # the usual end: lanes (16 pipe ends) and channel closed
+            # off the run's path, with the child; a callback raises ``ended`` before either
+            discard_later(self.child, functools.partial(self._close, error.message))
             return
-        self.lanes.close(error.message)
-        self.endpoint.close(error.message)
+        self._close(error.message)
         self.child.stop()  # stopped at once; what it wrote is removed later
         discard_later(self.child)
+
+    def _close(self, reason: str) -> None:  # the lanes, then the run's channel
+        self.lanes.close(reason)
+        self.endpoint.close(reason)
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
