@@ -24,6 +24,7 @@ from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import PLAIN, ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
+    EMPTY_KWARGS,
     CodecError,
     Decoder,
     Encoder,
@@ -34,6 +35,7 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
+from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
@@ -88,6 +90,7 @@ class _Session:
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice,
                                  on_close=lambda reason: self._over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
+        self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large)
@@ -168,12 +171,13 @@ class _Session:
                 found = self._callbacks[cid] = Callback(self, cid)
         return found
 
-    def decode(self, data: Any) -> Any:
-        """What the child sent, bounded (codec.Decoder with guarded keys)."""
+    def decode(self, data: Any, keywords: bool = False) -> Any:
+        """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
+        call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
         decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
                           guarded=True)  # fmt: skip
         try:
-            return decoder.decode(data)
+            return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
         except RecursionError:
             raise CodecError("A value from the plan nests too deeply for the host.") from None
         except (KeyError, ValueError) as error:
@@ -213,7 +217,8 @@ class _Session:
         previous = calling.line
         calling.line = line if type(line) is int else None
         try:
-            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            positional, _ = decode_arguments(args, EMPTY_KWARGS, self.decode)
+            keywords = {} if kwargs == EMPTY_KWARGS else self.decode(kwargs, keywords=True)
             if keywords and any(type(key) is not str or key.startswith("_") for key in keywords):
                 raise TypeError("A host word cannot take an argument whose name starts with '_'.")
             return fn(*positional, **keywords)
