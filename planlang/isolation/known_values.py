@@ -25,7 +25,7 @@ from planlang.isolation.codec import plain_tree
 
 __all__ = ["KnownValues"]
 
-KNOWN = 16  # values remembered per run, the least recently used let go (a plan has few schemas)
+KNOWN = 16  # values remembered per run, the oldest let go first (a plan has few schemas)
 LARGEST = 64 * 1024  # bytes of JSON a remembered value may take (twice: as sent, as decoded)
 _REFERENCE = b'{"r":'  # a reference tag; inside a JSON string its quote would be escaped
 
@@ -39,7 +39,7 @@ class KnownValues:
 
     def __init__(self) -> None:
         self._known: dict[bytes, bytes] = {}
-        self._lock = threading.Lock()  # a run's host threads decode at once
+        self._lock = threading.Lock()  # for a change: a run's host threads decode at once
 
     def keywords(self, tree: Any, decode: Callable[[Any], Any]) -> dict[Any, Any]:
         """A call's keyword arguments, as ``decode(tree)`` gives them (``decode``: a fresh
@@ -70,10 +70,7 @@ class KnownValues:
             if text is None:
                 out[name] = decode(value)
                 continue
-            with self._lock:
-                found = known.pop(text, None)
-                if found is not None:
-                    known[text] = found  # the most recently used is the last to go
+            found = known.get(text)  # no lock to read: one dict lookup is atomic
             if found is not None:
                 out[name] = _loads(found)
                 continue
@@ -87,7 +84,7 @@ class KnownValues:
                 if len(plain) <= LARGEST:
                     with self._lock:
                         if len(known) >= KNOWN:
-                            del known[next(iter(known))]  # the least recently used
+                            del known[next(iter(known))]  # the first remembered goes first
                         known[text] = plain
         return out
 

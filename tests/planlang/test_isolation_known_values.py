@@ -117,13 +117,14 @@ def test_what_the_codec_refuses_is_refused_the_same(tree: Any) -> None:
         assert str(got.value) == str(expected.value)
 
 
-def test_the_memo_keeps_at_most_its_bound_the_most_recently_used() -> None:
+def test_the_memo_keeps_at_most_its_bound_and_the_latest() -> None:
     memo = KnownValues()
     for n in range(3 * KNOWN):
-        memo.keywords(_encode({"schema": {"n": n}, "s": {"kept": True}}), _decoder([]).decode)
+        memo.keywords(_encode({"schema": {"n": n}}), _decoder([]).decode)
     known = memo._known
     assert len(known) == KNOWN
-    assert orjson.dumps(_encode({"kept": True})) in known  # used every time: never let go
+    assert orjson.dumps(_encode({"n": 3 * KNOWN - 1})) in known
+    assert orjson.dumps(_encode({"n": 0})) not in known
 
 
 def test_an_isolated_plan_sends_one_schema_many_times_and_each_call_gets_it_whole() -> None:
