@@ -115,7 +115,8 @@ class _Session:
         """End the run: the plan's process broke the protocol (``reason`` says how, and
         starts "a frame"). Its process is killed, so a thread reading any of its pipes wakes."""
         self.endpoint.close(reason)
-        self.child.discard()
+        self.child.stop()
+        discard_later(self.child)
         return PlanLimitError("crash", f"The plan's process broke the protocol: {reason}.")
 
     # -- handles ---------------------------------------------------------------------------
@@ -340,7 +341,7 @@ class _Session:
             elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))
             else:
-                self._end(self.child.death())
+                self._end(self.child.death(wait=min(5.0, max(0.1, until - time.monotonic()))))
             raise self.ended from None  # type: ignore[misc]
         except KeyboardInterrupt:
             self._end(PlanLimitError("interrupted", "The plan was interrupted."))
@@ -367,10 +368,9 @@ class _Session:
         self.meter.close(error)
         self.lanes.close(error.message)
         self.endpoint.close(error.message)
-        if error.kind == "finished":  # the usual end: clean up off the plan's critical path
-            discard_later(self.child)
-        else:
-            self.child.discard()
+        if error.kind != "finished":  # stopped at once; what it wrote is removed later
+            self.child.stop()
+        discard_later(self.child)  # off the plan's critical path
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
