@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from planlang.errors import PlanLimitError
@@ -312,24 +313,30 @@ def default_pool() -> Pool:
         return _default
 
 
-_to_discard: queue.SimpleQueue[Child] = queue.SimpleQueue()
+_to_discard: queue.SimpleQueue[tuple[Child, Callable[[], Any] | None]] = queue.SimpleQueue()
 _discarder: list[threading.Thread] = []
 _discarder_lock = threading.Lock()
 
 
-def discard_later(child: Child) -> None:
-    """Kill and clean up a finished child on one background thread, off the run's path."""
+def discard_later(child: Child, first: Callable[[], Any] | None = None) -> None:
+    """Kill and clean up a finished child on one background thread, off the run's path;
+    ``first``: what to do before (the run's closing of its unused lanes' pipes, say)."""
     with _discarder_lock:
         if not _discarder:
             thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
             _discarder.append(thread)
             thread.start()
-    _to_discard.put(child)
+    _to_discard.put((child, first))
 
 
 def _discard_loop() -> None:
     while True:
-        child = _to_discard.get()
+        child, first = _to_discard.get()
+        try:
+            if first is not None:
+                first()
+        except BaseException:  # noqa: BLE001, S110 - the child is discarded all the same
+            pass
         try:
             child.discard()
         except BaseException:  # noqa: BLE001, S110 - one child's remains never stop the others'
