@@ -25,6 +25,7 @@ from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import PLAIN, ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
+    EMPTY_KWARGS,
     CodecError,
     Decoder,
     Encoder,
@@ -36,6 +37,7 @@ from planlang.isolation.codec import (
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
 from planlang.isolation.host_refusals import NO_SPARE, Nesting, no_underscore, too_deep
+from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
@@ -97,6 +99,7 @@ class _Session:
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=NO_SPARE,
                                  write=self._write, on_close=lambda _: over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
+        self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large)
@@ -195,12 +198,13 @@ class _Session:
                 found = self._callbacks[cid] = Callback(self, cid)
         return found
 
-    def decode(self, data: Any) -> Any:
-        """What the child sent, bounded (codec.Decoder with guarded keys)."""
+    def decode(self, data: Any, keywords: bool = False) -> Any:
+        """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
+        call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
         decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
                           guarded=True)  # fmt: skip
         try:
-            return decoder.decode(data)
+            return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
         except RecursionError:
             raise CodecError("A value from the plan nests too deeply for the host.") from None
         except (KeyError, ValueError) as error:
@@ -246,7 +250,8 @@ class _Session:
         calling.line = line if type(line) is int else None
         named = self.word_names.get(wid)
         try:
-            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            positional, _ = decode_arguments(args, EMPTY_KWARGS, self.decode)
+            keywords = {} if kwargs == EMPTY_KWARGS else self.decode(kwargs, keywords=True)
             if keywords and any(type(key) is not str or (key.startswith("_") and named is None)
                                 for key in keywords):  # fmt: skip
                 raise TypeError("A host word cannot take an argument whose name starts with '_'.")
