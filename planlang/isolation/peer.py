@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import types
 from typing import Any
 
 from planlang.isolation.channel import PLAIN, Endpoint
