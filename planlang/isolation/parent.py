@@ -16,7 +16,7 @@ import functools
 import threading
 import time
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, cast
@@ -27,15 +27,14 @@ from planlang.isolation.channel import PLAIN, ChannelClosed, ChannelTimeout, End
 from planlang.isolation.codec import (
     EMPTY_KWARGS,
     CodecError,
-    Decoder,
     Encoder,
-    adapt_plain,
     decode_arguments,
     flat,
     plain_answer,
     plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
+from planlang.isolation.handles import Handles, host_adapt
 from planlang.isolation.host_refusals import NO_SPARE, Nesting, no_underscore, too_deep
 from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback, Lane, Lanes
@@ -44,11 +43,10 @@ from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
-from planlang.isolation.word_names import named_like_the_wrapper, plain_signature
+from planlang.isolation.word_names import named_like_the_wrapper
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
 from planlang.sandbox.limits import Meter
-from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
 if TYPE_CHECKING:
     from planlang.sandbox.inprocess import Sandbox
@@ -58,30 +56,13 @@ __all__ = ["Callback", "GRACE", "run_isolated"]  # Callback: planlang.isolation.
 GRACE = 1.0  # seconds past the time limit before the host kills the plan's process
 
 
-def _host_adapt(value: Any) -> Any:
-    """Host values going in, as ``freeze`` treats them: mappings and sequences as plain."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, list | tuple):
-        return list(value) if isinstance(value, list) else tuple(value)
-    if isinstance(value, set | frozenset):
-        return frozenset(value)
-    return None
-
-
-class _Session:
-    """One plan run in one child: the handles handed out and the channel."""
+class _Session(Handles):
+    """One plan run in one child: the handles handed out (``Handles``) and the channel."""
 
     def __init__(self, box: Sandbox, child: Child, meter: Meter):
-        self.box = box
+        super().__init__(box)
         self.child = child
         self.meter = meter
-        self.words: dict[int, Callable[..., Any]] = {}
-        self.word_names: dict[int, str] = {}  # a plan's own name for a plain-signature word
-        self.objects: dict[int, HostProxy] = {}
-        self.iterators: dict[int, Iterator[Any]] = {}
-        self._callbacks: dict[int, Callback] = {}
-        self._lock = threading.Lock()
         self.passthrough_error: BaseException | None = None
         self.printed = 0  # characters the plan printed
         self.ended: PlanLimitError | None = None
@@ -135,80 +116,6 @@ class _Session:
         self.child.stop()
         discard_later(self.child)
         return PlanLimitError("crash", f"The plan's process broke the protocol: {reason}.")
-
-    # -- handles ---------------------------------------------------------------------------
-
-    def _new_id(self, table: dict[int, Any], value: Any) -> int:
-        with self._lock:
-            key = len(self.words) + len(self.objects) + len(self.iterators) + 1
-            table[key] = value
-        return key
-
-    def _object(self, proxy: HostProxy) -> Any:
-        oid = self._new_id(self.objects, proxy)
-        return {"o": [oid, sorted(proxy._methods), sorted(proxy._attributes), proxy._label]}
-
-    def _host_handle(self, label: str) -> Callable[[Any], Any]:
-        def handle(value: Any) -> Any:
-            if isinstance(value, HostWord):
-                # a word that takes text gets its arguments as text made in the plan's process
-                # (priced there): the host never stringifies a plan value (issue 13, item 21)
-                wid = self._new_id(self.words, value.fn)
-                if not value.text:
-                    self._name_word(wid, value, value.fn, label)
-                return {"wt" if value.text else "w": wid}
-            if isinstance(value, HostObject):
-                proxy = HostProxy(value.obj, frozenset(value.methods),
-                                  frozenset(value.attributes), value.name or label)  # fmt: skip
-                return self._object(proxy)
-            if isinstance(value, HostProxy):
-                return self._object(value)
-            if isinstance(value, Callback) and value.session is self:
-                return {"c": value.cid}
-            if callable(value) and not isinstance(value, type):
-                wid = self._new_id(self.words, value)
-                self._name_word(wid, value, value, label)
-                return {"w": wid}
-            return self._object(HostProxy(value, frozenset(), frozenset(), label))
-
-        return handle
-
-    def _name_word(self, wid: int, value: Any, fn: Callable[..., Any], label: str) -> None:
-        if value is self.box.host.get(label) and plain_signature(fn):  # a word at the top
-            self.word_names[wid] = label
-
-    def _result_handle(self, where: str) -> Callable[[Any], Any]:
-        def handle(value: Any) -> Any:
-            if isinstance(value, Callback) and value.session is self:
-                return {"c": value.cid}
-            if isinstance(value, HostProxy):
-                return self._object(value)
-            raise CodecError(f"{where} gave a {type(value).__name__}, which is not plain data.")
-
-        return handle
-
-    def encode(self, value: Any, where: str = "The host") -> Any:
-        return Encoder(self._result_handle(where), adapt_plain).encode(value)
-
-    def _callback(self, cid: Any) -> Callback:
-        cid = int(cid)
-        with self._lock:
-            found = self._callbacks.get(cid)
-            if found is None:
-                found = self._callbacks[cid] = Callback(self, cid)
-        return found
-
-    def decode(self, data: Any, keywords: bool = False) -> Any:
-        """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
-        call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
-        decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
-                          guarded=True)  # fmt: skip
-        try:
-            return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
-        except RecursionError:
-            raise CodecError("A value from the plan nests too deeply for the host.") from None
-        except (KeyError, ValueError) as error:
-            raise CodecError(f"A value from the plan could not be read: {error}") from None
 
     # -- serving the child -----------------------------------------------------------------
 
@@ -319,7 +226,7 @@ class _Session:
 
     def host_values(self, code: Any) -> dict[str, Any]:
         names = used_names(code) & self.box.host.keys()
-        return {name: Encoder(self._host_handle(name), _host_adapt).encode(self.box.host[name])
+        return {name: Encoder(self._host_handle(name), host_adapt).encode(self.box.host[name])
                 for name in sorted(names)}  # fmt: skip
 
     def run(self, checked: CheckResult, code_sent: bool = False) -> Any:  # sent: with "go"
