@@ -84,8 +84,6 @@ def victim() -> Iterator[subprocess.Popen[bytes]]:
 # -- REDTEAM 1: the plan's process keeps the host's uid ----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 1: a child sets the limits and scheduling of "
-                   "any process of the host's user (prlimit64, setpriority, sched_*)")  # fmt: skip
 def test_a_child_cannot_change_the_limits_or_scheduling_of_another_process(
     pool: Pool, victim: subprocess.Popen[bytes]
 ) -> None:
@@ -113,8 +111,6 @@ def test_a_child_cannot_change_the_limits_or_scheduling_of_another_process(
     assert done == [] and after == before, (done, before, after)
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 1: a child lowers its fork server's open-file "
-                   "limit: every later run of the pool fails with RuntimeError")  # fmt: skip
 def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> None:
     """The same hole, aimed at the fork server (the child's parent: ``os.getppid()``): with
     its RLIMIT_NOFILE at 4 it can no longer take a fork request's 18 pipe ends, answers
@@ -138,8 +134,6 @@ def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> Non
         own.close()
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 11: a child changes the mode and times of any "
-                   "file of the host's user (chmod, utime): landlock spares metadata")  # fmt: skip
 def test_a_child_cannot_change_a_file_of_the_host(pool: Pool, tmp_path: Path) -> None:
     """Every layer active; landlock says "writes only inside the scratch directory". chmod
     and utime are not writes to landlock, and the kernel lets a file's owner (the same kernel
@@ -193,8 +187,6 @@ finally:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 12: a child reads the keys of the host's session "
-                   "keyring (keyctl is not filtered; the keyring is inherited)")  # fmt: skip
 def test_a_child_cannot_read_the_hosts_session_keyring() -> None:
     """Every layer active. A host that keeps its API key in the kernel's keyring (the
     ``keyring`` package's keyctl backend, a login's session keyring) hands it to every plan:
@@ -224,8 +216,6 @@ def pool_without_landlock() -> Iterator[Pool]:
     made.close()
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 2: fcntl F_SETOWN + F_SETSIG sends SIGKILL to "
-                   "any process; seccomp filters only kill/tkill/tgkill/sigqueue")  # fmt: skip
 def test_seccomp_alone_stops_a_signal_to_another_process(
     pool_without_landlock: Pool, victim: subprocess.Popen[bytes]
 ) -> None:
@@ -263,8 +253,6 @@ def _segments() -> set[int]:
         return {int(line.split()[1]) for line in list(table)[1:]}
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 3: no IPC namespace: a child's System V shared "
-                   "memory outlives it (memory past its limit, left behind)")  # fmt: skip
 def test_shared_memory_a_child_makes_does_not_outlive_it(pool: Pool) -> None:
     """Every layer active. The child shares the host's IPC namespace: shmget makes a segment
     that stays in the kernel after the plan's process is gone, until reboot. Attached,
@@ -288,8 +276,6 @@ def test_shared_memory_a_child_makes_does_not_outlive_it(pool: Pool) -> None:
     assert made < 0 or made not in left, f"segment {made} outlived the plan's process"
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 3: no IPC namespace: a child attaches and reads "
-                   "a shared memory segment of the host's user")  # fmt: skip
 def test_a_child_cannot_read_the_hosts_shared_memory(pool: Pool) -> None:
     """Every layer active; landlock says a child reads only the code it runs. A segment the
     host's user made (mode 0600) is the child's to attach: same kernel uid, same namespace."""
@@ -738,8 +724,6 @@ def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -
 # -- REDTEAM 18: no bound on a child's threads: the machine's process ids ------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 18: a child starts threads without bound (no "
-                   "RLIMIT_NPROC, no pids cgroup): the machine's process ids run out")  # fmt: skip
 def test_a_child_cannot_start_threads_past_what_a_plan_needs(pool: Pool) -> None:
     """Every layer active. A thread is a kernel task with a process id; seccomp lets threads
     be made (it must), ``RLIMIT_NPROC`` is not set (it does not hold root) and no pids cgroup
