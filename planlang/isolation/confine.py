@@ -3,19 +3,20 @@
 Each layer is tried when the child starts, before it has seen any plan, and reported as
 active or not with the reason; none is skipped silently (``planlang doctor`` prints them):
 
-- ``user namespace`` and ``network namespace``: a fresh, empty network namespace (no interface
-  is up, not even loopback), inside a new user namespace, in which the child holds no
-  capability over the host's processes (it cannot read their /proc files, environ included).
+- ``own uid``, ``user namespace``, ``IPC namespace`` (``identity``): a kernel uid no other
+  process has, no capability, in a user namespace mapping only that uid and a fresh IPC
+  namespace; ``network namespace`` and ``keyring``: the fork server's, fresh and empty.
 - ``landlock``: no file may be written, made or removed outside the scratch directory, no
   program executed, no TCP connection made (ABI 4+), and no other process traced.
 - ``seccomp``: a system-call filter: no socket, no new process (fork, vfork, exec, clone of a
-  process), no signal to another process, no ptrace, no io_uring.
+  process), no signal to another process, no ptrace, no io_uring, no keys, no System V
+  objects, no chmod or utime, limits and scheduling of itself only (``seccomp``).
 - ``audit hook``: the last layer, in Python: once the plan runs, opening a file for writing
   outside the scratch directory, reading /proc of another process, spawning, sockets, ctypes
   and changing limits all raise.
 - ``resource limits`` (set per plan): address space, CPU seconds, open files, file size, no
-  core dumps. ``processes``: the seccomp filter, since RLIMIT_NPROC counts a user's processes
-  across the machine (and root is not held to it).
+  core dumps, and threads (RLIMIT_NPROC, only where the process has its own uid: it counts
+  every task of the uid). ``processes``: the seccomp filter.
 - ``environment``: the child starts with an empty environment (set by the host).
 """
 
@@ -274,7 +275,7 @@ def _resource_limits() -> Layer:
     except (OSError, ValueError) as error:
         return Layer("resource limits", False, f"setrlimit failed: {error}")
     return Layer("resource limits", True, "set for each plan: address space, CPU seconds, "
-                 "open files, file size, no core dumps")  # fmt: skip
+                 "open files, file size, no core dumps, threads (with its own uid)")  # fmt: skip
 
 
 def used() -> list[float]:
