@@ -262,7 +262,7 @@ def enter(
 
 
 # The layers of a step that reports more than one (all left out with it)
-_STEP_LAYERS = {"user namespace": ["own uid", "user namespace", "IPC namespace"]}
+_STEP_LAYERS = {"user namespace": ["own uid", "user namespace", "IPC namespace", "scratch quota"]}
 
 # Set by planlang for the child (MALLOC_ARENA_MAX) or by Python itself (LC_CTYPE, when it
 # coerces the C locale): none of them comes from the host's environment.

@@ -6,7 +6,8 @@ entered without a uid map keeps the host's uid, root here; so a fork, while it i
 takes a kernel uid of its own (``UID_BASE`` plus its pid: unique among live processes, so one
 plan's process cannot act on another's either) and drops every capability, then enters a user
 namespace that maps only that uid, with a fresh IPC namespace in it (its System V objects die
-with it). ``RLIMIT_NPROC`` then counts only this process's threads (``confine``).
+with it) and a mount namespace whose only change is a tmpfs over the scratch directory, bounded
+in bytes and files. ``RLIMIT_NPROC`` then counts only this process's threads (``confine``).
 
 The fork server, once: a fresh network namespace (as root it needs no user namespace, which
 would leave its forks no uid to map) and a fresh, empty session keyring (REDTEAM 12), so no key
@@ -21,9 +22,13 @@ import platform
 
 from planlang.isolation.syscalls import _X86_64, Layer, _prctl, _syscall
 
-__all__ = ["UID_BASE", "own_uid", "server_namespaces"]
+__all__ = ["SCRATCH_BYTES", "SCRATCH_FILES", "UID_BASE", "own_uid", "server_namespaces"]
 
 _CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWIPC = 0x10000000, 0x40000000, 0x08000000
+_CLONE_NEWNS, _MOUNT, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x00020000, 165, 2, 4, 8
+_QUOTA = "scratch quota"
+# What the scratch directory holds at most (RAM: a tmpfs), in bytes and in files
+SCRATCH_BYTES, SCRATCH_FILES = 2**24, 4096
 _UNSHARE, _KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, _PR_SET_DUMPABLE = 272, 250, 1, 4
 # Above the ranges systemd hands to users and containers (below 0x70000000), below 2**31.
 UID_BASE = 0x7F000000
@@ -65,8 +70,9 @@ def own_uid(scratch: str) -> list[Layer]:
     namespaces. The scratch directory is made the new uid's: nothing else is writable."""
     if not _X86_64:
         why = f"not tried on {platform.machine()}"
-        return [Layer(name, False, why) for name in ("own uid", "user namespace", "IPC namespace")]
-    return [_switch(scratch), *_user_namespace()]
+        names = ("own uid", "user namespace", "IPC namespace", _QUOTA)
+        return [Layer(name, False, why) for name in names]
+    return [_switch(scratch), *_user_namespace(scratch)]
 
 
 def _switch(scratch: str) -> Layer:
@@ -90,18 +96,37 @@ def _switch(scratch: str) -> Layer:
                  "file of the host's is its own")  # fmt: skip
 
 
-def _user_namespace() -> list[Layer]:
+def _user_namespace(scratch: str) -> list[Layer]:
     uid, gid = os.geteuid(), os.getegid()
     try:
-        _syscall(_UNSHARE, ctypes.c_int(_CLONE_NEWUSER | _CLONE_NEWIPC))
+        _syscall(_UNSHARE, ctypes.c_int(_CLONE_NEWUSER | _CLONE_NEWIPC | _CLONE_NEWNS))
     except OSError as error:
         why = f"unshare failed: {error.strerror}"
-        return [Layer("user namespace", False, why), Layer("IPC namespace", False, why)]
+        return [Layer(name, False, why) for name in ("user namespace", "IPC namespace", _QUOTA)]
     try:
         _map_self(uid, gid)
         mapped = f"mapping only uid {uid}"
     except OSError as error:
         mapped = f"without a uid map ({error.strerror})"
+    return [*_namespaces_entered(mapped), _scratch_quota(scratch)]
+
+
+def _scratch_quota(scratch: str) -> Layer:
+    """A tmpfs of its own over the scratch directory, in its own mount namespace: bounded in
+    bytes and files (REDTEAM 8), gone with the process (the host's directory stays empty)."""
+    options = f"size={SCRATCH_BYTES},nr_inodes={SCRATCH_FILES},mode=0700".encode()
+    try:
+        _syscall(_MOUNT, b"planlang-scratch", os.fsencode(scratch), b"tmpfs",
+                 ctypes.c_ulong(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), options)  # fmt: skip
+        os.chdir(scratch)  # the mount, not the directory beneath it
+    except OSError as error:
+        return Layer(_QUOTA, False, f"no tmpfs of its own ({error.strerror}): the host's disk, "
+                     "one file bounded by RLIMIT_FSIZE, their number not")  # fmt: skip
+    detail = f"a tmpfs of its own: {SCRATCH_BYTES >> 20} MiB, {SCRATCH_FILES} files at most"
+    return Layer(_QUOTA, True, detail)
+
+
+def _namespaces_entered(mapped: str) -> list[Layer]:
     return [
         Layer(
             "user namespace",

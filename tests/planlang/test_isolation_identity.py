@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from planlang.isolation.identity import UID_BASE
+from planlang.isolation.identity import SCRATCH_FILES, UID_BASE
 from planlang.isolation.pool import Pool
 from planlang.isolation.testing import run_probe
 from planlang.sandbox.inprocess import Sandbox
@@ -167,6 +167,21 @@ def test_the_scratch_directory_is_the_childs_own(pools: dict[str, Pool]) -> None
     assert run_probe(pool, probe) == ["ok", ["h"], 2]
 
 
+def test_the_scratch_directory_holds_a_bounded_number_of_files(pools: dict[str, Pool]) -> None:
+    """Its own tmpfs: past SCRATCH_FILES entries no more can be made (the bytes are bounded
+    too: REDTEAM 8 in test_isolation_redteam.py), and nothing of it is on the host's disk."""
+    pool = pools["all"]
+    need(pool, "scratch quota")
+    probe = HOOK_OFF + (
+        "import os\nmade = 0\ntry:\n    for i in range(__N__):\n"
+        "        open(f'f{i}', 'w').close()\n        made += 1\n"
+        "except OSError:\n    pass\nresult = [made, os.getcwd()]\n"
+    )
+    made, scratch = run_probe(pool, probe.replace("__N__", str(2 * SCRATCH_FILES)))
+    assert 0 < made < SCRATCH_FILES, made
+    assert not os.path.exists(scratch) or os.listdir(scratch) == []
+
+
 def test_the_child_still_sets_its_own_limits_and_niceness(pools: dict[str, Pool]) -> None:
     pool = pools["all"]
     need(pool, "seccomp")
@@ -218,7 +233,7 @@ def test_threads_are_bounded_to_what_the_run_may_start(pools: dict[str, Pool]) -
 
 def test_the_layers_are_reported(pools: dict[str, Pool]) -> None:
     names = {name for name, _on, _detail in pools["all"].layers()}
-    assert {"own uid", "user namespace", "IPC namespace", "keyring", "seccomp"} <= names
+    assert {"own uid", "user namespace", "IPC namespace", "scratch quota", "keyring"} <= names
     on, detail = layer(pools["seccomp"], "own uid")
     assert not on and detail == "left out (tests only)"
 

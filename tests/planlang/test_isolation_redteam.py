@@ -317,8 +317,6 @@ def _remove(path: str) -> None:
     subprocess.run(["rm", "-rf", path], check=False)  # noqa: S603, S607 - not recursive in Python
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 4: a scratch tree 1,100 deep makes the host's "
-                   "rmtree raise RecursionError out of Sandbox.run")  # fmt: skip
 def test_a_deep_scratch_tree_ends_the_run_with_a_plan_error(pool: Pool) -> None:
     """Every layer active (landlock lets a child make directories in scratch). A run that
     ends other than "finished" discards its child on the caller's thread:
@@ -335,8 +333,6 @@ def test_a_deep_scratch_tree_ends_the_run_with_a_plan_error(pool: Pool) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-@pytest.mark.xfail(strict=True, reason="REDTEAM 4: a scratch tree 1,100 deep kills the host's "
-                   "discard thread: its scratch and every later child's stay behind")  # fmt: skip
 def test_a_deep_scratch_tree_is_removed_and_the_discarder_lives(pool: Pool) -> None:
     """Every layer active. A finished run is discarded on the host's one background thread
     (``pool.discard_later``); rmtree's RecursionError ends that thread, so from then on no
@@ -447,8 +443,6 @@ def test_a_key_of_shared_big_ints_is_refused_as_too_costly_to_hash() -> None:
 # -- REDTEAM 8: the scratch directory has no quota -----------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 8: RLIMIT_FSIZE bounds one file; a child fills "
-                   "the host's disk with as many as it likes")  # fmt: skip
 def test_the_scratch_directory_holds_no_more_than_one_file_limit(pool: Pool) -> None:
     """Every layer active. Scratch is a directory of the host's /tmp (the host's disk, here
     one file system with everything else), bounded only per file (``RLIMIT_FSIZE``, 16 MiB)
@@ -571,8 +565,6 @@ def test_a_child_cannot_pass_an_underscore_keyword_to_a_host_method(pool: Pool) 
 # -- REDTEAM 14: a full scratch directory holds the run while the host removes it -----------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 14: a run that ends at its limit removes the "
-                   "child's scratch on the caller's thread: its time is not bounded")  # fmt: skip
 def test_removing_a_full_scratch_directory_does_not_hold_the_run(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
