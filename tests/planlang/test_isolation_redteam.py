@@ -134,6 +134,31 @@ def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> Non
         own.close()
 
 
+def test_a_fork_server_that_cannot_take_a_request_is_replaced() -> None:
+    """REDTEAM 1's second half, from the host's side: whatever lowered the fork server's
+    open-file limit (no child can now), a server that answers a request with "no child"
+    while it still lives is closed, so the pool starts a fresh one: the run that met it
+    fails, the runs after it do not (the pool kept such a server for every later run)."""
+    own = Pool(1)
+    try:
+        box = Sandbox(limits=Limits(seconds=10), isolation="process")
+        box._pool = own  # type: ignore[attr-defined]
+        assert box.run("result = 1\n") == 1
+        server = own._zygote
+        assert server is not None
+        resource.prlimit(server.process.pid, resource.RLIMIT_NOFILE, (4, 4))
+        outcomes = []
+        for _ in range(4):
+            try:
+                outcomes.append(box.run("result = 1\n"))
+            except RuntimeError:
+                outcomes.append("failed")
+        assert outcomes.count("failed") <= 1 and outcomes[-2:] == [1, 1], outcomes
+        assert own._zygote is not server
+    finally:
+        own.close()
+
+
 def test_a_child_cannot_change_a_file_of_the_host(pool: Pool, tmp_path: Path) -> None:
     """Every layer active; landlock says "writes only inside the scratch directory". chmod
     and utime are not writes to landlock, and the kernel lets a file's owner (the same kernel
