@@ -12,6 +12,7 @@ child's ever runs here, and what it sends is decoded under the codec's bounds.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import types
@@ -112,7 +113,8 @@ class _Session:
         """End the run: the plan's process broke the protocol (``reason`` says how, and
         starts "a frame"). Its process is killed, so a thread reading any of its pipes wakes."""
         self.endpoint.close(reason)
-        self.child.discard()
+        self.child.stop()
+        discard_later(self.child)
         return PlanLimitError("crash", f"The plan's process broke the protocol: {reason}.")
 
     # -- handles ---------------------------------------------------------------------------
@@ -335,7 +337,7 @@ class _Session:
             elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))
             else:
-                self._end(self.child.death())
+                self._end(self.child.death(wait=min(5.0, max(0.1, until - time.monotonic()))))
             raise self.ended from None  # type: ignore[misc]
         except KeyboardInterrupt:
             self._end(PlanLimitError("interrupted", "The plan was interrupted."))
@@ -360,12 +362,17 @@ class _Session:
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
         self.meter.close(error)
-        self.lanes.close(error.message)
-        self.endpoint.close(error.message)
-        if error.kind == "finished":  # the usual end: clean up off the plan's critical path
-            discard_later(self.child)
-        else:
-            self.child.discard()
+        if error.kind == "finished":  # the usual end: lanes (16 pipe ends) and channel closed
+            # off the run's path, with the child; a callback raises ``ended`` before either
+            discard_later(self.child, functools.partial(self._close, error.message))
+            return
+        self._close(error.message)
+        self.child.stop()  # stopped at once; what it wrote is removed later
+        discard_later(self.child)
+
+    def _close(self, reason: str) -> None:  # the lanes, then the run's channel
+        self.lanes.close(reason)
+        self.endpoint.close(reason)
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
