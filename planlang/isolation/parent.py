@@ -25,6 +25,7 @@ from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import PLAIN, ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
+    EMPTY_KWARGS,
     CodecError,
     Decoder,
     Encoder,
@@ -35,11 +36,15 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
+from planlang.isolation.host_refusals import NO_SPARE, Nesting, no_underscore, too_deep
+from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.pool import Child, default_pool, discard_later
+from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
+from planlang.isolation.word_names import named_like_the_wrapper, plain_signature
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
 from planlang.sandbox.limits import Meter
@@ -72,6 +77,7 @@ class _Session:
         self.child = child
         self.meter = meter
         self.words: dict[int, Callable[..., Any]] = {}
+        self.word_names: dict[int, str] = {}  # a plan's own name for a plain-signature word
         self.objects: dict[int, HostProxy] = {}
         self.iterators: dict[int, Iterator[Any]] = {}
         self._callbacks: dict[int, Callback] = {}
@@ -79,20 +85,26 @@ class _Session:
         self.passthrough_error: BaseException | None = None
         self.printed = 0  # characters the plan printed
         self.ended: PlanLimitError | None = None
+        self.stopped: PlanLimitError | None = None  # a limit the host itself found, ending it
+        self._nesting = Nesting()  # requests served within requests, per host thread
+        self._deepest = box.limits.depth + 1  # a host word, then one a level of plan calls
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
         reader.set_budget(self._budget, self._large)
-        self._over = threading.Event()  # the channel closed or the child died: the run is over
-        self.endpoint = Endpoint(reader, writer, self.serve, self.notice,
-                                 on_close=lambda reason: self._over.set())  # fmt: skip
+        self._over = over = threading.Event()  # the channel closed or the child died: it is over
+        self._write = pipe_writer()  # SIGPIPE kills a host that has not ignored it
+        self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=NO_SPARE,
+                                 write=self._write, on_close=lambda _: over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
+        self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large)
-        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
+        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed,
+                    write=self._write)  # fmt: skip
 
     def _announce(self, number: int) -> None:
         try:
@@ -108,6 +120,13 @@ class _Session:
                 if lane.failure is not None and self.endpoint.failure is None:
                     self.endpoint.failure = lane.failure
             self.broke(reason)
+
+    def _stop(self, error: PlanLimitError) -> PlanLimitError:
+        """End the run with a limit the host found (its process is killed, its pipes closed)."""
+        self.stopped = error
+        self.endpoint.close(error.message)
+        self.child.discard()
+        return error
 
     def broke(self, reason: str) -> PlanLimitError:
         """End the run: the plan's process broke the protocol (``reason`` says how, and
@@ -134,7 +153,10 @@ class _Session:
             if isinstance(value, HostWord):
                 # a word that takes text gets its arguments as text made in the plan's process
                 # (priced there): the host never stringifies a plan value (issue 13, item 21)
-                return {"wt" if value.text else "w": self._new_id(self.words, value.fn)}
+                wid = self._new_id(self.words, value.fn)
+                if not value.text:
+                    self._name_word(wid, value, value.fn, label)
+                return {"wt" if value.text else "w": wid}
             if isinstance(value, HostObject):
                 proxy = HostProxy(value.obj, frozenset(value.methods),
                                   frozenset(value.attributes), value.name or label)  # fmt: skip
@@ -144,10 +166,16 @@ class _Session:
             if isinstance(value, Callback) and value.session is self:
                 return {"c": value.cid}
             if callable(value) and not isinstance(value, type):
-                return {"w": self._new_id(self.words, value)}
+                wid = self._new_id(self.words, value)
+                self._name_word(wid, value, value, label)
+                return {"w": wid}
             return self._object(HostProxy(value, frozenset(), frozenset(), label))
 
         return handle
+
+    def _name_word(self, wid: int, value: Any, fn: Callable[..., Any], label: str) -> None:
+        if value is self.box.host.get(label) and plain_signature(fn):  # a word at the top
+            self.word_names[wid] = label
 
     def _result_handle(self, where: str) -> Callable[[Any], Any]:
         def handle(value: Any) -> Any:
@@ -170,12 +198,13 @@ class _Session:
                 found = self._callbacks[cid] = Callback(self, cid)
         return found
 
-    def decode(self, data: Any) -> Any:
-        """What the child sent, bounded (codec.Decoder with guarded keys)."""
+    def decode(self, data: Any, keywords: bool = False) -> Any:
+        """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
+        call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
         decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
                           guarded=True)  # fmt: skip
         try:
-            return decoder.decode(data)
+            return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
         except RecursionError:
             raise CodecError("A value from the plan nests too deeply for the host.") from None
         except (KeyError, ValueError) as error:
@@ -189,7 +218,11 @@ class _Session:
         meter = self.meter
         if previous is not meter:  # current_meter() works in host words, as in one process
             local.meter = meter
+        nesting = self._nesting
+        nesting.level += 1
         try:
+            if nesting.level > self._deepest:  # a plan's process that skips its own count
+                raise self._stop(too_deep(self.box.limits.depth))
             if op == "call":
                 result = self._call(payload)
                 if flat(result):
@@ -204,6 +237,7 @@ class _Session:
                 self.passthrough_error = error
             return False, describe(error, self.box.passthrough, self.filename)
         finally:
+            nesting.level -= 1
             if previous is not meter:
                 local.meter = previous
 
@@ -214,11 +248,18 @@ class _Session:
         calling = _calling
         previous = calling.line
         calling.line = line if type(line) is int else None
+        named = self.word_names.get(wid)
         try:
-            positional, keywords = decode_arguments(args, kwargs, self.decode)
-            if keywords and any(type(key) is not str or key.startswith("_") for key in keywords):
+            positional, _ = decode_arguments(args, EMPTY_KWARGS, self.decode)
+            keywords = {} if kwargs == EMPTY_KWARGS else self.decode(kwargs, keywords=True)
+            if keywords and any(type(key) is not str or (key.startswith("_") and named is None)
+                                for key in keywords):  # fmt: skip
                 raise TypeError("A host word cannot take an argument whose name starts with '_'.")
-            return fn(*positional, **keywords)
+            return fn(*positional, **keywords)  # a plain signature has no "_" parameter
+        except TypeError as error:
+            if named is None:
+                raise
+            raise named_like_the_wrapper(error, fn, named) from None
         finally:
             calling.line = previous
 
@@ -238,8 +279,9 @@ class _Session:
                 return True, self.encode(getattr(proxy._target, name), where)
             if name not in proxy._methods:
                 raise AttributeError(name)
-            result = getattr(proxy._target, name)(*self.decode(payload[2]),
-                                                  **self.decode(payload[3]))  # fmt: skip
+            args, keywords = self.decode(payload[2]), self.decode(payload[3])
+            no_underscore(keywords, "A host object's method")  # as the plan's wrapper does
+            result = getattr(proxy._target, name)(*args, **keywords)
         elif op == "next":
             iterator = self.iterators[int(payload[0])]
             previous = _calling.line
@@ -332,7 +374,9 @@ class _Session:
             raise self.ended from None  # type: ignore[misc]
         except ChannelClosed:
             why = self.endpoint.closed or ""
-            if isinstance(self.endpoint.failure, FrameTooCostly):
+            if self.stopped is not None:
+                self._end(self.stopped)
+            elif isinstance(self.endpoint.failure, FrameTooCostly):
                 self._end(PlanLimitError("memory", str(self.endpoint.failure)))
             elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))

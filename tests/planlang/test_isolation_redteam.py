@@ -384,14 +384,13 @@ def test_a_deep_scratch_tree_is_removed_and_the_discarder_lives(pool: Pool) -> N
 # -- REDTEAM 5: host words that run after the run has returned -----------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 5: requests queued before the run's answer still "
-                   "run host words after Sandbox.run returned")  # fmt: skip
 def test_no_host_word_runs_after_the_run_returns(pool: Pool) -> None:
     """Every layer active. A child sends host calls outside any call of the host's (context
     None: they go to the endpoint's spare pool), then answers the run at once. The run
     returns; the spare pool is shut down without waiting, so the words already started run
     on, after the run is over (and its meter closed): a word that bills, writes or sends does
-    so for a run that has ended. In one process no host word runs after ``run`` returns."""
+    so for a run that has ended. In one process no host word runs after ``run`` returns (the
+    host refuses such requests: the run ends as a protocol break)."""
     events: list[tuple[str, float]] = []
 
     def w() -> int:
@@ -406,7 +405,10 @@ def test_no_host_word_runs_after_the_run_returns(pool: Pool) -> None:
         "time.sleep(0.5)  # the host's spare threads take them meanwhile\nresult = 'done'\n"
     )
     box = probed(pool, probe, Limits(seconds=5), w=w)
-    assert box.run("result = w\n") == "done"
+    try:
+        assert box.run("result = w\n") == "done"
+    except PlanError:
+        pass  # refused: as it should be
     returned = time.monotonic()
     running = sum(1 for kind, _ in events if kind == "start") - sum(
         1 for kind, _ in events if kind == "end"
@@ -419,8 +421,6 @@ def test_no_host_word_runs_after_the_run_returns(pool: Pool) -> None:
 # -- REDTEAM 6: notices queued for a busy host thread, without bound -----------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 6: notices for a waiting host thread queue "
-                   "without bound: host memory far past the plan's limit")  # fmt: skip
 def test_notices_for_a_busy_host_thread_are_bounded(pool: Pool) -> None:
     """The plan's host thread calls a plan function back (a host word ``w(f)``) and waits for
     its answer, reading the channel for it; the child never answers, and sends notices
@@ -450,8 +450,6 @@ def test_notices_for_a_busy_host_thread_are_bounded(pool: Pool) -> None:
 # -- REDTEAM 7: the host decoder's hashing budget counts nodes, not digits -----------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 7: a set key of references to one big int walks "
-                   "budget-many big-int hashes in one C call, holding the GIL")  # fmt: skip
 def test_a_key_of_shared_big_ints_is_refused_as_too_costly_to_hash() -> None:
     """``HASH_BUDGET`` bounds the tuple nodes hashing a frame's keys walks, each counted as 1;
     an int's hash is not cached and walks all its digits. A 1-tuple holding a 100 KB int,
@@ -491,8 +489,6 @@ def test_the_scratch_directory_holds_no_more_than_one_file_limit(pool: Pool) -> 
 # -- REDTEAM 9: error names a child sends are kept by the host for ever --------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 9: wire._named caches a class for every error "
-                   "name a child sends, its text kept for the host's life")  # fmt: skip
 def test_error_names_a_child_sends_are_not_kept_by_the_host(pool: Pool) -> None:
     """A callback's failure crosses as its error's type name, and the host makes an exception
     class of that name, cached in ``wire._classes`` by the name as sent: a child that fails
@@ -563,8 +559,6 @@ class _Store:
         return _admin
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 13: the host refuses '_'-named keywords for host "
-                   "words from a child, not for host objects' methods")  # fmt: skip
 def test_a_child_cannot_pass_an_underscore_keyword_to_a_host_method(pool: Pool) -> None:
     """Every layer active. The plan's wrapper refuses ``s.put(**{'_admin': True})`` in both
     modes, and for a host word the host refuses it again for a child that skips the wrapper
@@ -638,9 +632,6 @@ print("host alive")
 """
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 15: a child closes its end of the channel and "
-                   "asks a host word: the host's answer raises SIGPIPE, which kills a host "
-                   "whose SIGPIPE is not ignored")  # fmt: skip
 def test_a_child_that_closes_its_reading_end_does_not_kill_the_host() -> None:
     """Every layer active. The channel is a pair of pipes; the host writes its answer to one
     whose reader the child has closed, and the kernel sends the host SIGPIPE. Python ignores
@@ -664,8 +655,6 @@ def test_a_child_that_closes_its_reading_end_does_not_kill_the_host() -> None:
 # -- REDTEAM 16: a callback that fails "passthrough" raises a BaseException in host code ----------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 16: a child fails a callback as 'passthrough': "
-                   "the host word gets HostStop, a BaseException")  # fmt: skip
 def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: Pool) -> None:
     """Every layer active. ``lanes._failure`` turns a callback's failure described as
     "passthrough" into the host's own passthrough error when there is one, and otherwise
@@ -673,7 +662,8 @@ def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: P
     (the runtime's worker, an embedder's fan-out thread) that guards a plan function with
     ``except Exception`` is unwound past its handler; on a thread of the embedder's it ends
     the thread. In one process a plan function cannot raise a BaseException into host code
-    (an interrupt is already made a ``PlanLimitError`` here, for that reason)."""
+    (an interrupt is already made a ``PlanLimitError`` here, for that reason). The host makes
+    it a protocol break: the host word catches a ``PlanLimitError``, and the run ends so."""
     seen: list[str] = []
 
     def w(f: Any) -> str:
@@ -692,16 +682,14 @@ def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: P
         "reply = ep._reader.read()\nresult = reply[3]\n"
     )
     box = probed(pool, probe, Limits(seconds=5), w=w)
-    assert box.run("result = w\n") == "done"
-    assert len(seen) == 1 and not seen[0].startswith("BaseException"), seen
+    with pytest.raises(PlanLimitError, match="broke the protocol"):
+        box.run("result = w\n")
+    assert seen == ["PlanLimitError"], seen
 
 
 # -- REDTEAM 17: a child nests host calls in callbacks past the plan's depth limit --------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 17: a child nests host word -> callback -> host "
-                   "word on one host thread past Limits.depth (a host that raised its "
-                   "recursion limit dies with SIGSEGV)")  # fmt: skip
 def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -> None:
     """Every layer active. ``w(f)`` calls ``f`` back; ``f`` calls ``w`` (a plan's recursion
     through a host word): in both modes the plan ends at ``Limits.depth`` (here 20: 21 calls
@@ -728,11 +716,26 @@ def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -
         "result = i\n"
     )
     box = probed(pool, probe, Limits(seconds=10, depth=20), w=w)
-    try:
+    with pytest.raises(PlanLimitError) as ended:
         box.run("result = w\n")
-    except PlanError:
-        pass  # refused: as it should be
+    assert ended.value.kind == "depth", ended.value
     assert depth[0] <= 21, f"the host nested {depth[0]} calls of w on one thread"
+
+
+@pytest.mark.parametrize("isolation", ["inprocess", "process"])
+def test_a_plan_recursing_through_a_host_word_ends_as_in_one_process(isolation: str) -> None:
+    """The host's own bound on nesting leaves an honest plan to its process's count: the
+    same error, with its line, after the same 21 calls of ``w`` at depth 20, in both modes."""
+    calls = [0]
+
+    def w(f: Any) -> Any:
+        calls[0] += 1
+        return f()
+
+    box = Sandbox(host={"w": w}, limits=Limits(seconds=10, depth=20), isolation=isolation)
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("def f():\n    return w(f)\nresult = w(f)\n")
+    assert (ended.value.kind, ended.value.line, calls[0]) == ("depth", 1, 21), ended.value
 
 
 # -- REDTEAM 18: no bound on a child's threads: the machine's process ids ------------------------
