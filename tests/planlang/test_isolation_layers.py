@@ -50,8 +50,9 @@ def probe(
     pools: dict[tuple[str, ...], Pool], keep: tuple[str, ...], source: str, also: str = ""
 ) -> str:
     """Run ``source`` in a child that has only the kernel layers in ``keep`` (each must be
-    reported active, and so must ``also``)."""
-    without = tuple(layer for layer in KERNEL if layer not in keep)
+    reported active, and so must ``also``). Its own root is left out unless kept: no host
+    path resolves under it, so no other layer would be tested at all."""
+    without = tuple(layer for layer in (*KERNEL, "own root") if layer not in keep)
     pool = pools.get(without)
     if pool is None:
         pool = pools[without] = Pool(1, probes=True, without=without)
