@@ -41,6 +41,7 @@ _DENY = {
     # memory outside RLIMIT_AS, and kernel objects a plan's process never needs
     319: "memfd_create", 240: "mq_open", 298: "perf_event_open", 321: "bpf", 323: "userfaultfd",
     303: "name_to_handle_at", 304: "open_by_handle_at", 434: "pidfd_open",
+    103: "syslog",  # the host's kernel log, where dmesg_restrict is 0
     448: "process_mrelease",
 }  # fmt: skip
 # Calls allowed only on the process itself (pid 0), where the target is an argument the

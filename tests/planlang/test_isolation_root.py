@@ -121,3 +121,21 @@ def test_a_plan_runs_under_its_own_root_with_a_precise_memory_meter(pools: dict[
     box = Sandbox(limits=Limits(seconds=10), isolation="process")
     box._pool = pool  # type: ignore[attr-defined]
     assert box.run("result = sorted({'b': 2, 'a': 1}.items())\n") == [("a", 1), ("b", 2)]
+
+
+def test_a_root_that_cannot_be_changed_is_said_to_be_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Where pivot_root fails (say, a kernel or container that refuses it), the layer is
+    reported missing with the reason, and what it leaves open; nothing changed here."""
+    from planlang.isolation import identity
+
+    def refuse(number: int, *args: object) -> int:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(identity, "_syscall", refuse)
+    monkeypatch.setattr(identity, "_NESTED_LIMIT", str(tmp_path / "max_user_namespaces"))
+    layer = identity._own_root(str(tmp_path))
+    assert not layer.active and layer.name == "own root"
+    assert "pivot_root" in layer.detail and "Operation not permitted" in layer.detail
+    assert identity.rooted() is None and os.getcwd() != "/"
