@@ -66,12 +66,18 @@ def test_no_host_path_resolves_in_a_plans_process(pools: dict[str, Pool], tmp_pa
         "    for look in (os.stat, os.lstat, os.readlink, os.listdir):\n"
         "        try:\n            look(path)\n            seen.append([look.__name__, path])\n"
         "        except OSError:\n            pass\n"
-        "result = [seen, os.listdir('/'), os.getcwd(), os.path.exists('/..' + paths[0])]\n"
+        "import stat\nfolders = []\n"  # a descriptor of a host directory would lead out
+        "for fd in range(1024):\n"
+        "    try:\n        if stat.S_ISDIR(os.fstat(fd).st_mode):\n            folders.append(fd)\n"
+        "    except OSError:\n        pass\n"
+        "result = [seen, os.listdir('/'), os.getcwd(), os.path.exists('/..' + paths[0]),"
+        " folders]\n"
     )
-    seen, listing, cwd, through_dotdot = run_probe(pool, probe)
+    seen, listing, cwd, through_dotdot, folders = run_probe(pool, probe)
     # "/" is its own tmpfs: it may look at that, and it is empty
     assert [look for look in seen if look[1] != "/"] == [], seen
     assert listing == [] and cwd == "/" and through_dotdot is False
+    assert folders == []  # it holds no descriptor of a directory at all
 
 
 def test_its_root_cannot_be_escaped_or_grown(pools: dict[str, Pool]) -> None:
