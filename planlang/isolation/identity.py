@@ -44,6 +44,8 @@ SCRATCH_BYTES, SCRATCH_FILES = 2**24, 4096
 _UNSHARE, _KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, _PR_SET_DUMPABLE = 272, 250, 1, 4
 _PIVOT_ROOT, _UMOUNT2, _MNT_DETACH, _CAPSET, _CAP_VERSION_3 = 155, 166, 2, 126, 0x20080522
 _NESTED_LIMIT = "/proc/sys/user/max_user_namespaces"  # this process's own user namespace's
+# PR_SET_SECUREBITS: SECBIT_NOROOT, SECBIT_KEEP_CAPS and SECBIT_NO_CAP_AMBIENT_RAISE, locked
+_PR_SET_SECUREBITS, _NO_ROOT_LOCKED = 28, 0b11100011
 # capset's arguments, made once (a fork only reads them): the header (version, pid 0: itself),
 # then effective, permitted and inheritable sets, two words each: all empty
 _NO_CAPABILITIES = (
@@ -111,8 +113,9 @@ def _own_root(scratch: str) -> Layer:
     """The scratch tmpfs (this process's working directory) becomes its root, and the
     host's tree, stacked over it by pivot_root, is detached: no host path resolves from here
     (this process holds no descriptor of a host directory). Then every capability goes (in
-    its own namespaces it could otherwise mount, chroot or unmount), and first no user
-    namespace may be made inside its own (one would give those capabilities back). The
+    its own namespaces it could otherwise mount, chroot or unmount), for good (no program it
+    executes as root gets them back), and first no user namespace may be made inside its own
+    (one would give those capabilities back). The
     memory meter's /proc/self/statm is opened before: it stays open, the only file of /proc
     it reads."""
     from planlang.sandbox import limits
@@ -135,7 +138,8 @@ def _own_root(scratch: str) -> Layer:
         return Layer(_ROOT, False, f"pivot_root into its scratch failed ({error.strerror}): "
                      "it can stat and readlink the host's paths")  # fmt: skip
     _rooted[:] = [scratch]
-    try:
+    try:  # root's execve would give every capability back: no longer, for good
+        _prctl(_PR_SET_SECUREBITS, ctypes.c_ulong(_NO_ROOT_LOCKED))
         _syscall(_CAPSET, *_NO_CAPABILITIES)
     except OSError as error:
         lacks.insert(0, f"its capabilities in its namespaces stay ({error.strerror})")

@@ -10,6 +10,7 @@ users under /home, the versions of installed libraries, the host's working direc
 from __future__ import annotations
 
 import os
+import struct
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,29 @@ def test_a_root_that_cannot_be_changed_is_said_to_be_missing(
     assert not layer.active and layer.name == "own root"
     assert "pivot_root" in layer.detail and "Operation not permitted" in layer.detail
     assert identity.rooted() is None and os.getcwd() != "/"
+
+
+def test_a_program_it_executes_gets_no_capability_back(pools: dict[str, Pool]) -> None:
+    """Where seccomp and landlock both failed, a plan's process could still write a program
+    into a memfd and execute it; an execve by root (it is uid 0 in its namespace) gives every
+    capability back, unless the securebits say otherwise. The program (a few bytes of x86-64
+    made here) tries chroot(".") and exits with what it returned: 0 if it had the capability,
+    255 (-EPERM) if not. Before the fix it exited 0."""
+    pool = pools["alone"]
+    need_root(pool)
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("the program is x86-64 code")
+    code = bytes.fromhex("488d3d10000000b8a10000000f0589c7b83c0000000f05") + b".\0"
+    base, size = 0x400000, 120 + len(code)
+    elf = (b"\x7fELF\x02\x01\x01\x00" + bytes(8)
+           + struct.pack("<HHIQQQIHHHHHH", 2, 0x3E, 1, base + 120, 64, 0, 0, 64, 56, 1, 0, 0, 0)
+           + struct.pack("<IIQQQQQQ", 1, 5, 0, base, base, size, size, 0x1000) + code)  # fmt: skip
+    probe = HOOK_OFF + (
+        f"import os\nfd = os.memfd_create('program')\nos.write(fd, {elf!r})\n"
+        "pid = os.fork()\nif pid == 0:\n    try:\n        os.execve(fd, ['program'], {})\n"
+        "    finally:\n        os._exit(7)\n"
+        "result = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n"
+    )
+    assert run_probe(pool, probe) == 255  # it ran (7: it did not), and chroot was refused
