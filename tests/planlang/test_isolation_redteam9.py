@@ -14,11 +14,15 @@ Each test failed on main (70045b9) before its fix:
   with ESRCH for a free one);
 - a success answer that reached the host after the deadline, within ``GRACE``, was taken;
   and in one process, a plan whose last C call ran past the deadline finished.
+
+Open (strict xfail): with seccomp failed, a process a plan's process forks outlives it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -161,3 +165,38 @@ def test_a_plan_whose_last_c_call_passes_the_deadline_ends_at_its_time_limit(
     with pytest.raises(PlanLimitError) as raised:
         box.run(plan)
     assert raised.value.kind == "seconds"
+
+
+@pytest.mark.xfail(strict=True, reason="REDTEAM9 open: with seccomp failed, a fork outlives it")
+def test_a_process_a_plans_process_forks_ends_with_it() -> None:
+    """Where seccomp failed (left out here, landlock too: it does not stop a fork), a plan's
+    process can fork; RLIMIT_NPROC bounds how many (its uid's tasks), but the host kills only
+    the plan's process itself, so a fork that sleeps outlives the run, holding up to its own
+    RLIMIT_AS, and its uid (UID_BASE + the plan process's pid) is the one a later plan's
+    process with that pid takes. Open: a pid namespace or a cgroup per plan process would
+    end them together (``cgroup.kill``); neither is made."""
+    pool = Pool(1, probes=True, without=("landlock", "seccomp"))
+    orphan = None
+    try:
+        need(pool, "own uid")
+        probe = HOOK_OFF + (
+            "import os, time\npid = os.fork()\nif pid == 0:\n"
+            "    os.setsid()\n    time.sleep(60)\n    os._exit(0)\nresult = pid\n"
+        )
+        orphan = int(run_probe(pool, probe))
+        deadline = time.monotonic() + 10  # a hang guard: the plan's process is discarded
+        while _alive(orphan) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(orphan), "the plan's fork outlived its run"
+    finally:
+        pool.close()
+        if orphan is not None and _alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
