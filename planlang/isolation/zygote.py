@@ -11,7 +11,8 @@ The server stays single-threaded (fork is only safe so). It takes requests on a 
 a scratch directory and the pipe ends of the new child (its channel's and its lanes', passed
 as file descriptors), and
 answers with the child's pid; when a child exits it reports the status, since only the server
-can wait for its children.
+can wait for its children. It is also the subreaper of whatever a child forks (where the
+child's seccomp failed): as a child ends, each such orphan is killed.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def serve(config: dict[str, Any]) -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    _adopt_orphans()
     control.sendall(json.dumps({"ready": [layer.as_list() for layer in namespaces]}).encode())
     _serve_forks(config, control, wake_r, wake_w, namespaces, without)
 
@@ -82,12 +84,13 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
     poll.register(control, select.POLLIN)
     poll.register(wake_r, select.POLLIN)
     recvmsg, send = control.recvmsg, control.send
+    forked: set[int] = set()  # the plan processes alive (any other child is an orphan)
     fds_space = socket.CMSG_SPACE(_FDS * _FD_BYTES)
     while True:
         for fd, _event in poll.poll():
             if fd == wake_r:
                 os.read(wake_r, 512)
-                _reap(send)
+                _reap(send, forked)
                 continue
             data, ancillary, _flags, _address = recvmsg(_MAX_REQUEST, fds_space)
             if not data:
@@ -106,6 +109,7 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
                 os.close(wake_r)
                 os.close(wake_w)
                 _child(config, os.fsdecode(data), fds, namespaces, without)
+            forked.add(pid)
             for fd in fds:
                 os.close(fd)
             _answer_fork(control, pid)
@@ -191,15 +195,60 @@ def _fd_numbers(cdata: bytes) -> list[int]:
     return list(memoryview(cdata[:whole]).cast("i"))
 
 
-def _reap(send: Callable[[bytes], int]) -> None:
+def _reap(send: Callable[[bytes], int], forked: set[int]) -> None:
+    """Report each plan process that ended; then end the orphans it left (REDTEAM9)."""
+    ended = False
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            break
         if pid == 0:
-            return
-        send(b"x%d %d" % (pid, os.waitstatus_to_exitcode(status)))
+            break
+        ended = True  # a plan process, or an orphan (whose own children are ours now)
+        if pid in forked:
+            forked.discard(pid)
+            send(b"x%d %d" % (pid, os.waitstatus_to_exitcode(status)))
+    if ended:
+        _end_orphans(forked)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_CHILDREN: list[bytes] = []  # this server's /proc file that lists its children
+
+
+def _adopt_orphans() -> None:
+    """Become the subreaper of every process a plan process forks (where its seccomp layer
+    failed, say): one that outlives its plan process becomes this server's child, not
+    init's, so the server can end it (``_end_orphans``)."""
+    import ctypes
+
+    from planlang.isolation.syscalls import _prctl
+
+    try:
+        _prctl(_PR_SET_CHILD_SUBREAPER, ctypes.c_ulong(1))
+    except OSError:
+        return  # then such a process lives on, within its own limits (docs/SECURITY.md)
+    _CHILDREN[:] = [b"/proc/self/task/%d/children" % os.getpid()]
+
+
+def _end_orphans(forked: set[int]) -> None:
+    """Kill every child of this server that is not a live plan process: an orphan of one
+    that ended (it is reaped at the next SIGCHLD). One read of this server's children."""
+    try:  # os.open and bytes, not open(): fewer of this server's pages written (copied)
+        fd = os.open(_CHILDREN[0], os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            children = os.read(fd, 1 << 16).split()
+        finally:
+            os.close(fd)
+    except (OSError, IndexError):
+        return
+    for pid in map(int, children):
+        if pid not in forked:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 class Zygote:
@@ -281,11 +330,14 @@ class Zygote:
         try:
             with self._lock:
                 body = os.fsencode(scratch)
-                socket.send_fds(self._control, [body], theirs)
+                try:
+                    socket.send_fds(self._control, [body], theirs)
+                except OSError:  # closed meanwhile (a pool replacing it), or the server gone
+                    pid = -1
                 with self._pid_ready:
-                    while not self._pids and not stuck:
+                    while pid == -2 and not self._pids and not stuck:
                         stuck = not self._pid_ready.wait(timeout=self.answer_wait)
-                    if not stuck:
+                    if pid == -2 and not stuck:
                         pid, pidfd = self._pids.pop(0)
         finally:
             for fd in theirs:

@@ -13,9 +13,8 @@ Each test failed on main (70045b9) before its fix:
   ``getpgid``, ``ioprio_get`` and ``pidfd_open`` of any pid answer for a live one and fail
   with ESRCH for a free one);
 - a success answer that reached the host after the deadline, within ``GRACE``, was taken;
-  and in one process, a plan whose last C call ran past the deadline finished.
-
-Open (strict xfail): with seccomp failed, a process a plan's process forks outlives it.
+  and in one process, a plan whose last C call ran past the deadline finished;
+- with seccomp failed, a process a plan's process forked outlived it.
 """
 
 from __future__ import annotations
@@ -167,14 +166,14 @@ def test_a_plan_whose_last_c_call_passes_the_deadline_ends_at_its_time_limit(
     assert raised.value.kind == "seconds"
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM9 open: with seccomp failed, a fork outlives it")
 def test_a_process_a_plans_process_forks_ends_with_it() -> None:
     """Where seccomp failed (left out here, landlock too: it does not stop a fork), a plan's
     process can fork; RLIMIT_NPROC bounds how many (its uid's tasks), but the host kills only
-    the plan's process itself, so a fork that sleeps outlives the run, holding up to its own
-    RLIMIT_AS, and its uid (UID_BASE + the plan process's pid) is the one a later plan's
-    process with that pid takes. Open: a pid namespace or a cgroup per plan process would
-    end them together (``cgroup.kill``); neither is made."""
+    the plan's process itself, so a fork that slept (in a session of its own) outlived the
+    run, holding up to its own RLIMIT_AS, with the uid (UID_BASE + the plan process's pid) a
+    later plan's process with that pid takes. Now the fork server is every such process's
+    subreaper and kills each child of its own that is not a live plan process, whenever one
+    has ended."""
     pool = Pool(1, probes=True, without=("landlock", "seccomp"))
     orphan = None
     try:
