@@ -44,7 +44,8 @@ SCRATCH_BYTES, SCRATCH_FILES = 2**24, 4096
 _UNSHARE, _KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, _PR_SET_DUMPABLE = 272, 250, 1, 4
 _PIVOT_ROOT, _UMOUNT2, _MNT_DETACH, _CAPSET, _CAP_VERSION_3 = 155, 166, 2, 126, 0x20080522
 _NESTED_LIMIT = "/proc/sys/user/max_user_namespaces"  # this process's own user namespace's
-# PR_SET_SECUREBITS: SECBIT_NOROOT, SECBIT_KEEP_CAPS and SECBIT_NO_CAP_AMBIENT_RAISE, locked
+# PR_SET_SECUREBITS: SECBIT_NOROOT and SECBIT_NO_CAP_AMBIENT_RAISE on, SECBIT_KEEP_CAPS off,
+# each locked
 _PR_SET_SECUREBITS, _NO_ROOT_LOCKED = 28, 0b11100011
 # capset's arguments, made once (a fork only reads them): the header (version, pid 0: itself),
 # then effective, permitted and inheritable sets, two words each: all empty
@@ -100,6 +101,7 @@ def own_uid(scratch: str, root: bool = True) -> list[Layer]:
     *entered, quota = _user_namespace(scratch)
     if not root:
         return [switched, *entered, quota, Layer(_ROOT, False, "left out (tests only)")]
+    # the tmpfs was mounted in the user and mount namespaces this process made, never else
     why = "no tmpfs of its own to be its root" if not quota.active else ""
     return [switched, *entered, quota, Layer(_ROOT, False, why) if why else _own_root(scratch)]
 
@@ -115,9 +117,9 @@ def _own_root(scratch: str) -> Layer:
     (this process holds no descriptor of a host directory). Then every capability goes (in
     its own namespaces it could otherwise mount, chroot or unmount), for good (no program it
     executes as root gets them back), and first no user namespace may be made inside its own
-    (one would give those capabilities back). The
-    memory meter's /proc/self/statm is opened before: it stays open, the only file of /proc
-    it reads."""
+    (one would give those capabilities back). The memory meter's /proc/self/statm is opened
+    before: it stays open, the only file of /proc it reads. Only ever called inside the user
+    namespace this process made (its tmpfs needs it): the limit it sets is that namespace's."""
     from planlang.sandbox import limits
 
     limits._resident_bytes()
