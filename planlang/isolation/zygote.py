@@ -218,6 +218,7 @@ class Zygote:
         )  # fmt: skip
         server_end.close()
         self._control = host_end
+        self._closed = False
         self._lock = threading.Lock()
         self._pids: list[tuple[int, int | None]] = []  # forked, each with its pidfd if any
         self._pid_ready = threading.Condition(threading.Lock())
@@ -233,7 +234,7 @@ class Zygote:
         threading.Thread(target=self._listen, name="planlang-zygote", daemon=True).start()
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return not self._closed and self.process.poll() is None
 
     def _listen(self) -> None:
         while True:
@@ -281,12 +282,12 @@ class Zygote:
         try:
             with self._lock:
                 body = os.fsencode(scratch)
-                socket.send_fds(self._control, [body], theirs)
-                with self._pid_ready:
-                    while not self._pids and not stuck:
-                        stuck = not self._pid_ready.wait(timeout=self.answer_wait)
-                    if not stuck:
-                        pid, pidfd = self._pids.pop(0)
+                if self._sent(body, theirs):
+                    with self._pid_ready:
+                        while not self._pids and not stuck:
+                            stuck = not self._pid_ready.wait(timeout=self.answer_wait)
+                        if not stuck:
+                            pid, pidfd = self._pids.pop(0)
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -302,6 +303,15 @@ class Zygote:
             raise RuntimeError("The plan fork server has ended.")
         (reader, writer), *lanes = ours
         return pid, pidfd, reader, writer, lanes
+
+    def _sent(self, body: bytes, fds: list[int]) -> bool:
+        """Send a fork request; False if it could not go: this handle was closed meanwhile
+        (another thread's fork met the server ended), or the server is gone."""
+        try:
+            socket.send_fds(self._control, [body], fds)
+        except OSError:
+            return False
+        return True
 
     def watch(self, pid: int, exited: Callable[[], None]) -> None:
         """Call ``exited`` (on this handle's listening thread, or now) once ``pid`` has ended:
@@ -320,6 +330,7 @@ class Zygote:
             return self._exits.get(pid)
 
     def close(self) -> None:
+        self._closed = True  # first: a pool asking now starts a fresh server
         with self._pid_ready:  # answers no fork took: a stuck server's late one
             for _pid, pidfd in self._pids:
                 if pidfd is not None:
