@@ -234,8 +234,12 @@ def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-un
     pid, scratch, left, exists = eval(probe(pools, KERNEL, HOOK_OFF + look))  # noqa: S307
     assert pid != first_pid and scratch != first_scratch
     assert left is None and exists is False
+    # a hang guard: a finished child is discarded off the run, so the first's removal may
+    # still be under way when a second run that found its process ready has ended
+    deadline = time.monotonic() + 60
+    while os.path.exists(first_scratch) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not os.path.exists(first_scratch)  # the first child's scratch is gone
-    deadline = time.monotonic() + 60  # a hang guard: a finished child is discarded off the run
     while os.path.exists(scratch) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not os.path.exists(scratch)  # and the second's, which it left empty
