@@ -35,7 +35,7 @@ from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
 
 __all__ = ["Zygote", "serve"]
 
-_BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
+_BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")  # -S: see there
 # The stack the main thread of the server, and so of every fork, may grow to (boot.py raises
 # RLIMIT_STACK to it): the deepest any plan needs, and room for the frames beneath the plan.
 # Only reserved (untouched pages cost nothing), and counted in each plan's address space.
@@ -249,7 +249,7 @@ class Zygote:
                   "without": list(without), "control": server_end.fileno(),
                   "stack": MAIN_STACK}  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-I", _BOOT, json.dumps(config)],
+            [sys.executable, "-I", "-S", _BOOT, json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=dict(_ENV), close_fds=True, pass_fds=(server_end.fileno(),), cwd="/",
             start_new_session=True,

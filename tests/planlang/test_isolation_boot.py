@@ -3,12 +3,18 @@ where it may be, and left alone where it may not (plans then run on a thread of 
 
 from __future__ import annotations
 
+import os
 import resource
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import planlang
 from planlang.isolation import boot
+from planlang.isolation.pool import Pool
+from planlang.isolation.testing import run_probe
 
 MiB = 2**20
 
@@ -41,3 +47,18 @@ def test_the_stack_limit_is_left_alone(limits, now, config) -> None:  # type: ig
     limits["now"] = now
     assert boot._raised(config) is False
     assert limits["set"] is None
+
+
+def test_the_fork_server_runs_the_hosts_planlang_whatever_its_path(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An editable install finds planlang by a finder of its own, not by ``sys.path``: the
+    fork server, started without ``site`` (so without that finder, and without the modules
+    other ``.pth`` files import), imports the planlang its boot.py belongs to, the host's,
+    not another one found on the path or by a finder first."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(planlang.__file__)))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p and os.path.abspath(p) != root])
+    pool = Pool(1, probes=True)
+    try:
+        found = run_probe(pool, "import planlang\nresult = planlang.__file__\n")
+    finally:
+        pool.close()
+    assert Path(found).resolve() == Path(planlang.__file__).resolve()
