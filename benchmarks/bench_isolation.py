@@ -157,27 +157,33 @@ def refilled(baseline: Callable[[], Any], isolated: Callable[[], Any],
              runs: int) -> tuple[float, float]:  # fmt: skip
     """(median µs, median ratio to ``baseline`` timed beside it) of isolated runs, each on a
     refilled pool: the latency of a plan that finds its pool ready. Back to back (the row
-    above), a run's host shares CPU 0 with the previous run's replacement warming up."""
+    above), a run's host shares CPU 0 with the previous run's replacement warming up.
+    Each side is timed with the machine in the same state: the pool ready, its CPUs rested.
+    Timed right after the isolated run, the baseline shared CPU 0 with the replacement warming
+    up there and ran slow (6.0 ms against 4.4 ms rested, interleaved at load 4), which made the
+    ratio look better than it is (2.27x against 2.90x)."""
     pool = pool_module.default_pool()
     times, ratios = [], []
     for _ in range(runs):
-        pool.warm()  # the replacement is ready
-        time.sleep(0.05)  # and its CPU idle again
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter_ns()
-            isolated()
-            took = time.perf_counter_ns() - start
-            start = time.perf_counter_ns()
-            for _ in range(3):
-                baseline()
-            base = (time.perf_counter_ns() - start) / 3
-        finally:
-            gc.enable()
+        base = _rested(pool, lambda: [baseline() for _ in range(3)]) / 3
+        took = _rested(pool, isolated)
         times.append(took)
         ratios.append(took / base)
     return statistics.median(times) / 1000, statistics.median(ratios)
+
+
+def _rested(pool: pool_module.Pool, run: Callable[[], Any]) -> float:
+    """Nanoseconds ``run`` takes once the pool is ready and its CPU idle again."""
+    pool.warm()  # the replacement is ready
+    time.sleep(0.05)  # and its CPU idle again
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter_ns()
+        run()
+        return time.perf_counter_ns() - start
+    finally:
+        gc.enable()
 
 
 def one_line(runs: int) -> list[str]:
