@@ -17,6 +17,7 @@ can wait for its children.
 from __future__ import annotations
 
 import _signal
+import _thread
 import json
 import os
 import select
@@ -135,6 +136,8 @@ def _quiet_fork() -> Callable[[], int]:
     raw.restype, raw.argtypes = ctypes.c_int, []
 
     def fork() -> int:
+        if _thread._count():  # a thread started here after all: os.fork mends what it can
+            return os.fork()
         pid = int(raw())
         if pid < 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))

@@ -62,3 +62,27 @@ def test_the_fork_server_runs_the_hosts_planlang_whatever_its_path(monkeypatch) 
     finally:
         pool.close()
     assert Path(found).resolve() == Path(planlang.__file__).resolve()
+
+
+def test_a_fork_server_with_a_thread_forks_as_os_fork_does(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The server forks without Python's at-fork hooks only while it is single-threaded:
+    should a thread have started in it after all, it forks with os.fork, which mends the
+    interpreter's locks and thread states in the child."""
+    import ctypes
+
+    from planlang.isolation import zygote
+
+    forked: list[str] = []
+
+    class Libc:  # libc's fork, as the server would call it (never this test's process)
+        def __init__(self, *args: Any, **options: Any) -> None:
+            self.fork = lambda: forked.append("libc") or 1234
+
+    monkeypatch.setattr(ctypes, "PyDLL", Libc)
+    monkeypatch.setattr(os, "fork", lambda: forked.append("os.fork") or 4321)
+    single = zygote._quiet_fork()
+    monkeypatch.setattr(zygote._thread, "_count", lambda: 0)  # this test's process has some
+    assert single() == 1234  # single-threaded: libc's
+    monkeypatch.setattr(zygote._thread, "_count", lambda: 1)
+    assert single() == 4321
+    assert forked == ["libc", "os.fork"]
