@@ -136,6 +136,7 @@ def _run(
             raise CodecError("This process takes no probes.")
         namespace: dict[str, Any] = {}
         exec(probe, namespace)  # noqa: S102 - tests only: the child was started with probes on
+        _ended(peer)
         return True, [peer.encode(namespace.get("result")), 0]
     try:
         result = box.run(checked)
@@ -143,6 +144,7 @@ def _run(
         return False, ["passthrough", None, None, None, None]
     except PlanError as error:
         return False, plan_error(error)
+    _ended(peer)
     try:
         meter = box.last_meter
         return True, [peer.encode(result), meter.steps if meter is not None else 0]
@@ -150,6 +152,13 @@ def _run(
         return False, plan_error(PlanLimitError("depth", "The plan's result nests too deeply."))
     except CodecError as error:
         return False, ["runtime", "TypeError", str(error), None, None]
+
+
+def _ended(peer: Peer) -> None:
+    """Tell the host the plan ended, before its result is encoded and sent: the host holds
+    the plan to its time limit by this moment, not by its answer's arrival (parent.run)."""
+    if peer.endpoint is not None:
+        peer.endpoint.notify("done", None)
 
 
 def default_limits_sent() -> Any:

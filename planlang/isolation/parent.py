@@ -65,6 +65,7 @@ class _Session(Handles):
         self.meter = meter
         self.passthrough_error: BaseException | None = None
         self.printed = 0  # characters the plan printed
+        self.done_at: float | None = None  # when the child said its plan ended (``notice``)
         self.ended: PlanLimitError | None = None
         self.stopped: PlanLimitError | None = None  # a limit the host itself found, ending it
         self._nesting = Nesting()  # requests served within requests, per host thread
@@ -209,6 +210,9 @@ class _Session(Handles):
         return True, self._result(result, where)
 
     def notice(self, op: str, payload: Any) -> None:
+        if op == "done" and self.done_at is None:  # its plan ended; its result comes next
+            self.done_at = time.monotonic()
+            return
         if op == "print" and type(payload) is str:
             # the plan's process bounds what a plan prints by Limits.size; the host holds one
             # that does not to the same bound
@@ -273,8 +277,12 @@ class _Session(Handles):
 
         try:
             ok, data = self.endpoint.request("run", payload, until=until, hand_off=hand_off)
-            if ok and time.monotonic() > self.meter.deadline:  # within the grace, but late:
-                raise ChannelTimeout  # the plan's own meter would have stopped it (REDTEAM9)
+            # within the grace, but its plan ended late: the plan's own meter would have
+            # stopped it (REDTEAM9). Its end, not its answer's arrival: encoding and reading
+            # a large result is no time of the plan's, as in one process (REVIEW9)
+            ended = self.done_at if self.done_at is not None else time.monotonic()
+            if ok and ended > self.meter.deadline:
+                raise ChannelTimeout
         except (FutureTimeout, ChannelTimeout):
             message = (
                 f"The plan passed its time limit of {limits.seconds:g} s; its process was stopped."
