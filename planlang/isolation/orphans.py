@@ -34,20 +34,30 @@ def adopt() -> None:
 
 def end(forked: set[int]) -> None:
     """Kill every child of this server that is not a live plan process (``forked``): an
-    orphan of one that ended, reaped at the next SIGCHLD. One read of the server's children,
-    with os.open and bytes (not open(): fewer of the server's pages written, each then copied
-    by its next fork)."""
-    try:
-        fd = os.open(_CHILDREN[0], os.O_RDONLY | os.O_CLOEXEC)
+    orphan of one that ended. Each killed is reaped here, so what it forked is this server's
+    child by the next read, and killed too, until none is left: a process that forks and
+    exits at once (its children are this server's before any signal says so) outran a kill
+    at each exit only (REVIEW9). One read a turn, with os.open and bytes (not open(): fewer
+    of the server's pages written, each then copied by its next fork)."""
+    while True:
         try:
-            children = os.read(fd, 1 << 16).split()
-        finally:
-            os.close(fd)
-    except (OSError, IndexError):
-        return
-    for pid in map(int, children):
-        if pid not in forked:
+            fd = os.open(_CHILDREN[0], os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                children = os.read(fd, 1 << 16).split()
+            finally:
+                os.close(fd)
+        except (OSError, IndexError):
+            return
+        orphans = [pid for pid in map(int, children) if pid not in forked]
+        if not orphans:
+            return
+        for pid in orphans:  # a child of this server: its pid is not free before it is reaped
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
+                pass
+        for pid in orphans:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
                 pass
