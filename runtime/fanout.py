@@ -1,10 +1,11 @@
 """The fan-out of a run: thunks on a bounded thread pool, each failure kept with its worker.
 
-``parallel`` and ``stream`` both hand thunks to this pool. A thunk's ordinary exception stays
-with it (its result is ``None`` and the run is told), while a ``RunError`` ends the run. A thunk
-that fans out again from inside a worker runs its thunks inline instead, so nesting can never
-deadlock the pool. Cancellation is the run's business: the pool only asks it whether it is
-closed, and for a fresh ``RunCancelled`` to raise.
+``parallel`` and ``stream`` both hand thunks to this pool (``parallel`` through a few tasks
+that take its thunks in turn, ``runtime.spread``; a stream an item each). A thunk's ordinary
+exception stays with it (its result is ``None`` and the run is told), while a ``RunError`` ends
+the run. A thunk that fans out again from inside a worker runs its thunks inline instead, so
+nesting can never deadlock the pool. Cancellation is the run's business: the pool only asks it
+whether it is closed, and for a fresh ``RunCancelled`` to raise.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from .errors import RunCancelled, RunError
+from .spread import Spread
 from .stacks import thread_stack
 
 __all__ = ["FanOut", "Thunk"]
@@ -38,6 +40,7 @@ class FanOut:
         failed: Callable[[int, Exception], None],
     ) -> None:
         self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix=_POOL_PREFIX)
+        self.width = concurrency
         self._local = threading.local()
         self._stack_mb = stack_mb
         self._closed = closed
@@ -104,71 +107,33 @@ class FanOut:
 
     def submit(self, index: int, thunk: Thunk) -> Future[Any]:
         """Schedule one thunk on the pool."""
+        return self.start(self.guarded, index, thunk, time.monotonic_ns())
+
+    def start(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Run ``fn(*args)`` on a pool thread (a thunk's ``guarded``, or a ``parallel``'s task
+        that takes its thunks in turn); RunCancelled once the run is closed."""
         if self._closed():
             raise self._cancelled()
         try:
-            now = time.monotonic_ns()
             pool = self._pool
             # the platform's stack, or every thread started already (they last as long as the
             # pool): no stack to set around this submit
             if self._stack_mb is None or len(pool._threads) >= pool._max_workers:
-                return pool.submit(self.guarded, index, thunk, now)
+                return pool.submit(fn, *args)
             with thread_stack(self._stack_mb):  # the pool starts its threads on submit
-                return pool.submit(self.guarded, index, thunk, now)
+                return pool.submit(fn, *args)
         except RuntimeError:  # cancel() shut the pool down between the check and the submit
             if self._closed():
                 raise self._cancelled() from None
             raise
-
-    def outcome(self, future: Future[Any]) -> Any:
-        """A finished future's result; a cancelled one means the run was cancelled."""
-        try:
-            return future.result()
-        except CancelledError:
-            raise self._cancelled() from None
 
     def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
         """Run thunks in parallel and wait for all; results in the order given."""
         thunks = list(thunks)
         if self.in_worker():
             return [self.guarded(i, thunk) for i, thunk in enumerate(thunks)]
-        futures = [self.submit(i, thunk) for i, thunk in enumerate(thunks)]
-        try:
-            _Latch(futures).wait()
-            return [self.outcome(future) for future in futures]
-        finally:
-            for future in futures:
-                future.cancel()
+        return Spread(self, thunks).results()
 
     def shutdown(self, *, wait: bool) -> None:
         """Stop taking thunks; cancel those not yet started (running ones finish)."""
         self._pool.shutdown(wait=wait, cancel_futures=True)
-
-
-class _Latch:
-    """Wakes a fan-out's waiting thread once: when its last thunk is done (or cancelled), or
-    at the first that raised. Waiting on each future in turn woke that thread once a thunk,
-    for most thunks (the next one was seldom done yet): a context switch each. After the wake
-    the futures are taken in order, as before, so what a fan-out returns or raises, and when
-    it raises, are unchanged."""
-
-    __slots__ = ("_left", "_lock", "_woken")
-
-    def __init__(self, futures: list[Future[Any]]) -> None:
-        self._left = len(futures)
-        self._lock = threading.Lock()
-        self._woken = threading.Event()
-        if not futures:
-            self._woken.set()
-        for future in futures:
-            future.add_done_callback(self._done)  # at once for one already done
-
-    def _done(self, future: Future[Any]) -> None:
-        with self._lock:
-            self._left -= 1
-            last = self._left == 0
-        if last or (not future.cancelled() and future.exception() is not None):
-            self._woken.set()
-
-    def wait(self) -> None:
-        self._woken.wait()

@@ -1,52 +1,20 @@
-"""How ``parallel`` waits for its thunks: woken once, when the last is done or the first raised.
+"""How ``parallel`` runs its thunks: a task a pool thread, each taking the next thunk in turn.
 
-Waiting on each future in turn woke the plan's thread once a thunk (a context switch each, for
-1,000 workers a rehearsal); the latch wakes it once. What a fan-out returns or raises is
-unchanged, and a cancelled run still ends a fan-out that waits on thunks never started.
+A future for every thunk (1,000 of a rehearsal's workers) cost the host more than the thunk's
+own bookkeeping (``runtime.spread``). What a fan-out returns or raises is unchanged, and a
+cancelled run still ends a fan-out that waits on thunks never started.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
 from typing import Any
 
 import pytest
 
 from runtime import LLM, Budget, Ledger, Reply, Run, RunCancelled, Settings
 from runtime.errors import SpendRefused
-from runtime.fanout import _Latch
-
-
-def test_the_latch_wakes_only_once_every_thunk_is_done() -> None:
-    futures: list[Future[Any]] = [Future() for _ in range(3)]
-    latch = _Latch(futures)
-    futures[2].set_result(2)
-    futures[0].set_result(0)
-    assert not latch._woken.is_set()
-    futures[1].set_result(1)
-    assert latch._woken.is_set()
-
-
-def test_the_latch_wakes_at_the_first_thunk_that_raised() -> None:
-    futures: list[Future[Any]] = [Future() for _ in range(3)]
-    latch = _Latch(futures)
-    futures[1].set_exception(SpendRefused("no money"))
-    assert latch._woken.is_set()
-
-
-def test_the_latch_counts_cancelled_and_already_done_futures() -> None:
-    done: Future[Any] = Future()
-    done.set_result(None)
-    futures: list[Future[Any]] = [done, Future(), Future()]
-    latch = _Latch(futures)
-    futures[1].cancel()
-    assert not latch._woken.is_set()
-    futures[2].cancel()
-    assert latch._woken.is_set()
-    assert _Latch([])._woken.is_set()
-
 
 SETTINGS = Settings(default_price=0.0, concurrency=2)
 
@@ -58,6 +26,34 @@ def _run(client: Any) -> Run:
 
 def _echo(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
     return Reply(messages[-1]["content"])
+
+
+def test_a_fan_out_starts_one_task_a_pool_thread_not_one_a_thunk() -> None:
+    run = _run(_echo)
+    submitted = []
+    pool = run.fan_out._pool
+    real = pool.submit
+
+    def counted(fn: Any, /, *args: Any) -> Any:
+        submitted.append(fn)
+        return real(fn, *args)
+
+    pool.submit = counted  # type: ignore[method-assign]
+    results = run.run_sync(lambda r: r.parallel([lambda i=i: r.agent(f"q{i}") for i in range(40)]))
+    assert results == [f"q{i}" for i in range(40)]
+    assert len(submitted) == 2  # the run's concurrency
+    assert [r.status for r in run.threads] == ["done"] * 40
+
+
+def test_a_thunk_that_fails_gives_none_and_its_event_the_others_their_results() -> None:
+    run = _run(_echo)
+
+    def plan(r: Run) -> Any:
+        return r.parallel([lambda: r.agent("a"), lambda: 1 / 0, lambda: r.agent("c")])
+
+    assert run.run_sync(plan) == ["a", None, "c"]
+    [failed] = [e for e in run.events if e["kind"] == "thunk_failed"]
+    assert failed["index"] == 1 and "ZeroDivisionError" in failed["error"]
 
 
 def test_parallel_gives_its_results_in_order_and_raises_the_first_error_in_order() -> None:
