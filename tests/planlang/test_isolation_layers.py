@@ -192,6 +192,17 @@ def test_the_memory_meter_reads_its_own_process_under_every_layer(pools) -> None
     assert probe(pools, KERNEL, source) == "True"
 
 
+def test_a_plan_process_never_meters_the_fork_servers_memory(pools) -> None:  # type: ignore[no-untyped-def]
+    """The meter's /proc/self/statm, which the fork server opened as it warmed up, is the
+    server's: each fork forgets it (the server forks without Python's at-fork hooks and runs
+    planlang's own), so a plan's memory is counted in its own process."""
+    source = (
+        "import os\nfrom planlang.sandbox import limits\nfd = limits._statm[0]\n"
+        "result = fd < 0 or os.fstat(fd).st_ino == os.stat('/proc/self/statm').st_ino\n"
+    )
+    assert probe(pools, KERNEL, source) == "True"
+
+
 def test_the_resource_limits_hold_where_the_plan_runs(pools) -> None:  # type: ignore[no-untyped-def]
     """Open files, file size and core dumps are limited before the child says ready, CPU
     seconds and address space when its run arrives: all of them, hard, when the plan runs,
@@ -234,8 +245,12 @@ def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-un
     pid, scratch, left, exists = eval(probe(pools, KERNEL, HOOK_OFF + look))  # noqa: S307
     assert pid != first_pid and scratch != first_scratch
     assert left is None and exists is False
+    # a hang guard: a finished child is discarded off the run, so the first's removal may
+    # still be under way when a second run that found its process ready has ended
+    deadline = time.monotonic() + 60
+    while os.path.exists(first_scratch) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not os.path.exists(first_scratch)  # the first child's scratch is gone
-    deadline = time.monotonic() + 60  # a hang guard: a finished child is discarded off the run
     while os.path.exists(scratch) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not os.path.exists(scratch)  # and the second's, which it left empty
