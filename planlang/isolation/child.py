@@ -156,9 +156,11 @@ def _run(
 
 def _ended(peer: Peer) -> None:
     """Tell the host the plan ended, before its result is encoded and sent: the host holds
-    the plan to its time limit by this moment, not by its answer's arrival (parent.run)."""
+    the plan to its time limit by this moment, not by its answer's arrival (parent.run).
+    A notice to the host as a whole (no context): served by whichever thread reads it, where
+    one to the run would move the run's answer to a thread of the host's (its first call's)."""
     if peer.endpoint is not None:
-        peer.endpoint.notify("done", None)
+        peer.endpoint.send(["n", None, "done", None])
 
 
 def default_limits_sent() -> Any:
