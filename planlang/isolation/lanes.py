@@ -13,6 +13,17 @@ frames for each are read by that thread itself, and nothing is handed on. A thre
 serves a request (a host word calling back a plan function it was given, inside a callback)
 goes on on the channel or lane of that request, as before; with every lane taken, a callback
 goes over the run's channel as before.
+
+A callback whose last act is a host call (``lambda: agent(...)``, the usual thunk) is two
+frames, not four: the plan's process asks for that call as a ``tail`` (``peer.Peer.call_op``
+says when it is one), and the host, when its answer would cross as itself (plain JSON, or a
+scalar), takes it as the callback's result, copied as a crossing copies it, and sends
+nothing. The plan's side waits as it would for the answer; the host's next request on the
+lane, a callback of its own, says the tail was taken, and the finished callback's frames are
+unwound (``TailTaken``) for the lane's thread to serve it. Any other answer (an error, a value
+that needs the codec, one too large to take as it is) is sent as a call's, and the callback
+goes on as before. The host runs only its own word, as for a call, and hands its own caller
+only a copy of what that word returned.
 """
 
 from __future__ import annotations
@@ -31,17 +42,28 @@ from planlang.isolation.channel import (
     Endpoint,
     waiting,
 )
-from planlang.isolation.codec import CodecError, encode_arguments
-from planlang.isolation.frames import FrameReader
+from planlang.isolation.codec import CodecError, encode_arguments, flat
+from planlang.isolation.frames import FrameReader, dumps, loads
 from planlang.isolation.wire import raised
 
 if TYPE_CHECKING:
     from planlang.isolation.parent import _Session
 
-__all__ = ["LANES", "LANE_EXIT", "Callback", "Lane", "Lanes"]
+__all__ = ["LANES", "LANE_EXIT", "TAIL", "Callback", "Lane", "Lanes", "TailTaken"]
 
 LANES = 8  # per plan process: a fan-out of that width crosses no thread on either side
 LANE_EXIT = 4  # how a plan process exits when it cannot start a lane's thread (its memory)
+TAIL = "tail"  # the op of a host call whose answer is the callback's (a "call" otherwise)
+
+
+class TailTaken(BaseException):  # noqa: N818 - not an error: how a finished callback unwinds
+    """In the plan's process, where a tail call waits: the host took its answer as the
+    callback's. Raised through the callback's frames (none has a handler: ``call_op``) to its
+    lane's loop, which serves ``frame``, the host's next request, read meanwhile."""
+
+    def __init__(self, frame: list[Any]):
+        super().__init__()
+        self.frame = frame
 
 
 class Lane(Endpoint):
@@ -56,13 +78,17 @@ class Lane(Endpoint):
         until: float | None = None,
         hand_off: Callable[[Callable[[], tuple[Any, Any]]], tuple[Any, Any]] | None = None,
     ) -> tuple[Any, Any]:
-        """Ask the other side; serve what it asks meanwhile (requests within this one)."""
+        """Ask the other side; serve what it asks meanwhile (requests within this one).
+        A ``tail`` waits as idle as a lane's loop (it is not counted among the waiters: its
+        answer may never come)."""
         rid = next(self._ids)
         self.send(["q", rid, self._local.serving, op, payload])
-        waiting.append(None)
+        tail = op == TAIL
+        if not tail:
+            waiting.append(None)
         try:
             while True:
-                frame = self._read(until, len(waiting) <= 1)
+                frame = self._read(until, not tail and len(waiting) <= 1)
                 kind = frame[0]
                 if kind == "p":
                     if frame[1] == rid:
@@ -70,28 +96,64 @@ class Lane(Endpoint):
                 elif kind == "a":
                     if frame[1] == rid:
                         return bool(frame[2]), frame[3]
-                elif (frame[2] if kind == "q" else frame[1]) == rid:
-                    self._handle(frame)  # asked of this thread within its own request
-                elif kind == "n" and frame[1] is None:
+                elif kind == "q":
+                    if frame[2] == rid:  # asked of this thread within its own request
+                        if frame[3] == TAIL and op == "callback":
+                            taken = self._tail(frame[1], frame[4])
+                            if taken is not None:
+                                return taken
+                        else:
+                            self._handle(frame)
+                        continue
+                    if tail and frame[2] is None:  # the host's next callback: it took ours
+                        raise TailTaken(frame)
+                elif kind == "n" and (frame[1] is None or frame[1] == rid):
                     self._notice(frame[2], frame[3])
-                else:
+                    continue
+                if kind == "q" or kind == "n":
                     self.close("a frame was not a message for this lane's thread")
                     raise ChannelClosed(self.closed)
         finally:
-            waiting.pop()
+            if not tail:
+                waiting.pop()
+
+    def _tail(self, qid: int, payload: Any) -> tuple[Any, Any] | None:
+        """The host's side of a tail call: served as a call; an answer that would cross as
+        itself is the callback's (a copy, as the crossing makes one, within what a frame may
+        hold as it is), and nothing is sent; any other is sent, and None returned."""
+        ok, answer = self._served(qid, "call", payload)
+        if ok is PLAIN:
+            body = dumps(answer)
+            if len(body) <= self._reader.cheap:
+                return PLAIN, loads(body)
+        elif ok is True and flat(answer):
+            return True, answer
+        self._reply(qid, ok, answer)
+        return None
+
+    def outermost(self) -> bool:
+        """Whether this lane's thread serves one request now (a callback, not one within)."""
+        return len(self._serving) == 1
 
     def serve_forever(self) -> None:
         """Serve every request the other side sends, on this thread, until the lane closes
         (the plan's process runs one such thread a lane)."""
+        frame = None
         while self.closed is None:
-            try:
-                frame = self._read(None, False)  # idle until the next callback: no polling
-            except ChannelClosed:
-                return
+            if frame is None:
+                try:
+                    frame = self._read(None, False)  # idle until the next callback: no polling
+                except ChannelClosed:
+                    return
             if frame[0] != "q" and frame[0] != "n":
                 self.close("a frame was not a request")
                 return
-            self._handle(frame)
+            try:
+                self._handle(frame)
+            except TailTaken as taken:
+                frame = taken.frame  # the host's next request, read where the tail call waited
+            else:
+                frame = None
 
     def _read(self, until: float | None, spin: bool) -> Any:
         """The next frame, checked to be a message; ChannelClosed once the lane is over."""

@@ -8,9 +8,11 @@ answers is decoded into new plain data nobody else holds.
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 import threading
+import types
 from typing import Any
 
 from planlang.isolation.channel import PLAIN, Endpoint
@@ -24,7 +26,7 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import FrameReader
-from planlang.isolation.lanes import LANE_EXIT, Lane
+from planlang.isolation.lanes import LANE_EXIT, TAIL, Lane, TailTaken
 from planlang.isolation.wire import describe, raised
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
@@ -47,6 +49,7 @@ class Peer:
         self.functions: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
         self.filename: str | None = None
+        self._tails: dict[types.CodeType, frozenset[int]] = {}
         # What a host word returns is decoded here into new plain data nobody else holds: the
         # plan may have it as it is (``fresh``), where in one process it would be copied.
         self._handles = {
@@ -120,6 +123,25 @@ class Peer:
             frame = frame.f_back
         return None
 
+    def call_op(self, wrapper: types.FrameType) -> str:
+        """``tail`` when the host call a host word's wrapper (``wrapper``, its frame) makes is
+        the last act of the callback this lane's thread runs: the plan function the host
+        called back called the word and returns its value at once, with no handler around
+        (so nothing of it is left to run, and unwinding it runs no plan code); else ``call``."""
+        lane = self._lane.endpoint
+        if lane is None or not isinstance(lane, Lane) or not lane.outermost():
+            return "call"
+        plan = wrapper.f_back
+        if (plan is None or plan.f_back is None or plan.f_back.f_code is not _SERVE
+                or plan.f_code.co_filename != self.filename
+                or not wrapper.f_code.co_filename.startswith("<host word ")):  # fmt: skip
+            return "call"
+        code = plan.f_code
+        tails = self._tails.get(code)
+        if tails is None:
+            tails = self._tails[code] = tail_calls(code)
+        return TAIL if plan.f_lasti in tails else "call"
+
     def decode(self, data: Any) -> Any:
         return self.decoder().decode(data)
 
@@ -152,8 +174,28 @@ class Peer:
             if plain_tree(result):
                 return PLAIN, result
             return True, self.encode(result)
+        except TailTaken:
+            raise  # the host took the callback's last host call's answer as its own
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             return False, describe(error, filename=self.filename)
+
+
+_SERVE = Peer.serve.__code__  # the frame that calls a plan function back
+
+
+def tail_calls(code: types.CodeType) -> frozenset[int]:
+    """Where a frame of ``code`` may stand (``f_lasti``) while it waits in a call whose value
+    it returns at once: a ``CALL`` and its inline caches (which of them, the version and the
+    callee decide), followed by ``RETURN_VALUE``. None in code with any handler (a ``try``
+    or ``with`` would run code, or catch the unwinding, after the call)."""
+    if code.co_exceptiontable:
+        return frozenset()
+    found: set[int] = set()
+    instructions = list(dis.get_instructions(code))
+    for call, after in zip(instructions, instructions[1:], strict=False):
+        if call.opname == "CALL" and after.opname == "RETURN_VALUE":
+            found.update(range(call.offset, after.offset, 2))
+    return frozenset(found)
 
 
 def _adapt(value: Any) -> Any:
@@ -184,7 +226,7 @@ class RemoteWord:
         peer = self.peer
         positional, keywords = encode_arguments(args, kwargs, peer.encode)
         payload = [self.wid, positional, keywords, peer.caller_line()]
-        return peer.ask("call", payload)
+        return peer.ask(peer.call_op(sys._getframe(1)), payload)
 
 
 class RemoteObject:
