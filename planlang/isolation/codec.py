@@ -206,6 +206,8 @@ class Encoder:
             return value if value - value == 0.0 else {"x": repr(value)}
         if kind is int:
             return value if -_BIG < value < _BIG else {"i": format(value, "x")}
+        if kind is _FUNCTION:  # a plan's function (a fan-out's thunks): never data, never memo'd
+            return self.handle(value)
         seen = self.memo.get(id(value))
         if seen is not None:
             return {"r": seen[1]}

@@ -76,18 +76,23 @@ class Peer:
         return Encoder(self._handle, _adapt).encode(value)
 
     def _handle(self, value: Any) -> Any:
+        if type(value) is types.FunctionType:  # the usual handle: a plan's thunk
+            return {"c": self._function_id(value)}
         if isinstance(value, HostProxy):
             target = value._target
             if isinstance(target, RemoteObject):
                 return {"o": target.oid}
         if callable(value) and not isinstance(value, type):
-            key = id(value)
-            fid = self._ids.get(key)
-            if fid is None:
-                fid = self._ids[key] = len(self.functions) + 1
-                self.functions[fid] = value
-            return {"c": fid}
+            return {"c": self._function_id(value)}
         raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+
+    def _function_id(self, value: Any) -> int:
+        key = id(value)
+        fid = self._ids.get(key)
+        if fid is None:
+            fid = self._ids[key] = len(self.functions) + 1
+            self.functions[fid] = value
+        return fid
 
     def print(self, line: str) -> None:
         """What the plan prints, to the host (kept in order with its calls)."""
