@@ -7,6 +7,7 @@ examples per property to find something. Locally the default profile keeps rando
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -39,6 +40,19 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture
+def ctrl_c():
+    """A real Ctrl-C reaches this process, and a process it starts, as KeyboardInterrupt.
+
+    A shell without job control starts a background job with SIGINT ignored, and an ignored
+    signal stays ignored across fork and exec (Python then leaves it so): a test that sends
+    SIGINT would see nothing happen. Python's own handler for the test's length restores what
+    a terminal gives; a process started meanwhile starts with SIGINT at its default."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 # -- a real PostgreSQL server (issue 16): started once per session, only if a test asks ----

@@ -44,7 +44,7 @@ class Child:
         self.taken = False  # its pipes belong to a run's channel, which closes them
         self.layers: list[list[Any]] = []
         try:
-            self.pid, read_fd, self.writer, self.lanes = zygote.fork(self.scratch)
+            self.pid, self.pidfd, read_fd, self.writer, self.lanes = zygote.fork(self.scratch)
         except BaseException:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
@@ -92,10 +92,9 @@ class Child:
             return
         self.discarded = True
         if self.zygote.exit_code(self.pid) is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._kill()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
         if not self.taken:
             self.reader.close()
             os.close(self.writer)
@@ -106,6 +105,17 @@ class Child:
             os.rmdir(self.scratch)  # empty, unless the process wrote there: then the tree
         except OSError:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _kill(self) -> None:
+        """SIGKILL, through the pidfd where there is one: the fork server may have reaped the
+        process, and the kernel given its number to another, before its exit is reported."""
+        try:
+            if self.pidfd is None:
+                os.kill(self.pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def death(self) -> PlanLimitError:
         """Why the process ended, as the plan's limit error."""

@@ -108,7 +108,22 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
                 _child(config, os.fsdecode(data), fds, namespaces, without)
             for fd in fds:
                 os.close(fd)
-            send(b"p%d" % pid)
+            _answer_fork(control, pid)
+
+
+def _answer_fork(control: socket.socket, pid: int) -> None:
+    """Tell the host the pid, with a pidfd of the process: the host kills through it, so its
+    kill can never reach another process given the number once this server has reaped it (a
+    report of the exit comes after the reaping). Opened before this server can reap it."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # a kernel without pidfds: the host kills by number
+        control.send(b"p%d" % pid)
+        return
+    try:
+        socket.send_fds(control, [b"p%d" % pid], [pidfd])
+    finally:
+        os.close(pidfd)
 
 
 def _warm_up() -> None:
@@ -204,7 +219,7 @@ class Zygote:
         server_end.close()
         self._control = host_end
         self._lock = threading.Lock()
-        self._pids: list[int] = []
+        self._pids: list[tuple[int, int | None]] = []  # forked, each with its pidfd if any
         self._pid_ready = threading.Condition(threading.Lock())
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition(threading.Lock())
@@ -223,19 +238,22 @@ class Zygote:
     def _listen(self) -> None:
         while True:
             try:
-                data = self._control.recv(65536)
+                data, fds, _flags, _address = socket.recv_fds(self._control, 65536, 1)
             except OSError:
-                data = b""
+                data, fds = b"", []
             if not data:
                 with self._pid_ready:
-                    self._pids.append(-1)
+                    self._pids.append((-1, None))
                     self._pid_ready.notify_all()
                 return
-            if data[:1] == b"p":  # the pid of the child just forked (-1: none)
+            if data[:1] == b"p":  # the pid of the child just forked (-1: none), its pidfd
                 with self._pid_ready:
-                    self._pids.append(int(data[1:]))
+                    self._pids.append((int(data[1:]), fds[0] if fds else None))
                     self._pid_ready.notify_all()
-            elif data[:1] == b"x":  # a child's exit: its pid and exit code
+                continue
+            for fd in fds:  # nothing else comes with a descriptor
+                os.close(fd)
+            if data[:1] == b"x":  # a child's exit: its pid and exit code
                 pid, code = map(int, data[1:].split())
                 with self._exited:
                     self._exits[pid] = code
@@ -244,9 +262,9 @@ class Zygote:
                 if watcher is not None:
                     watcher()
 
-    def fork(self, scratch: str) -> tuple[int, int, int, list[tuple[int, int]]]:
-        """A new child: (pid, pipe to read its frames from, pipe to write frames to, and the
-        same pair for each of its ``LANES`` lanes)."""
+    def fork(self, scratch: str) -> tuple[int, int | None, int, int, list[tuple[int, int]]]:
+        """A new child: (pid, its pidfd or None, pipe to read its frames from, pipe to write
+        frames to, and the same pair for each of its ``LANES`` lanes)."""
         made: list[int] = []
         try:
             for _ in range(2 * (1 + LANES)):
@@ -258,7 +276,7 @@ class Zygote:
         pairs = [tuple(made[i : i + 4]) for i in range(0, len(made), 4)]  # to r, w; from r, w
         theirs = [fd for to_r, _, _, from_w in pairs for fd in (to_r, from_w)]
         ours = [(from_r, to_w) for _, to_w, from_r, _ in pairs]
-        pid = -2  # none yet: ours are closed unless a child takes them
+        pid, pidfd = -2, None  # none yet: ours are closed unless a child takes them
         stuck = False
         try:
             with self._lock:
@@ -268,7 +286,7 @@ class Zygote:
                     while not self._pids and not stuck:
                         stuck = not self._pid_ready.wait(timeout=self.answer_wait)
                     if not stuck:
-                        pid = self._pids.pop(0)
+                        pid, pidfd = self._pids.pop(0)
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -282,7 +300,7 @@ class Zygote:
         if pid < 0:
             raise RuntimeError("The plan fork server has ended.")
         (reader, writer), *lanes = ours
-        return pid, reader, writer, lanes
+        return pid, pidfd, reader, writer, lanes
 
     def watch(self, pid: int, exited: Callable[[], None]) -> None:
         """Call ``exited`` (on this handle's listening thread, or now) once ``pid`` has ended:
@@ -301,6 +319,11 @@ class Zygote:
             return self._exits.get(pid)
 
     def close(self) -> None:
+        with self._pid_ready:  # answers no fork took: a stuck server's late one
+            for _pid, pidfd in self._pids:
+                if pidfd is not None:
+                    os.close(pidfd)
+            self._pids.clear()
         try:
             self._control.close()
         finally:

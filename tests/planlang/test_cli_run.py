@@ -101,18 +101,21 @@ def test_replay_answers_from_the_ledger_only(project, server, capsys):
     assert server.requests == 5
 
 
-def test_a_budget_too_small_pauses_then_ctrl_c_cancels_cleanly(project, server):
+def test_a_budget_too_small_pauses_then_ctrl_c_cancels_cleanly(project, server, ctrl_c):
     env = {**os.environ, "LLM_BASE_URL": server.base_url, "LLM_API_KEY": KEY}
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "planlang", "run", "plan.py", "--budget", "1.0", "--wait-at-budget"],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while server.requests < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    ) as proc:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while server.requests < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()  # a run still going after a failed assertion is not left behind
     assert proc.returncode == 130, err
     assert "cancelled" in err.lower()
     assert "Traceback" not in err

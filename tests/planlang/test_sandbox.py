@@ -292,7 +292,7 @@ def test_straight_line_plans_run_inline_and_looping_ones_on_a_deep_stack():
     assert stack_for(5_000_000) >= 5_000_000 * 64  # about 64 bytes of C stack per level
 
 
-def test_ctrl_c_while_a_deep_stack_plan_runs_ends_it_as_interrupted():
+def test_ctrl_c_while_a_deep_stack_plan_runs_ends_it_as_interrupted(ctrl_c):
     import os
     import signal
     import threading as th
