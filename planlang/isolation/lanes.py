@@ -120,14 +120,16 @@ class Lane(Endpoint):
     def _tail(self, qid: int, payload: Any) -> tuple[Any, Any] | None:
         """The host's side of a tail call: served as a call; an answer that would cross as
         itself is the callback's (a copy, as the crossing makes one, within what a frame may
-        hold as it is), and nothing is sent; any other is sent, and None returned."""
+        hold as it is), and nothing is sent; any other is sent, and None returned, as it is
+        once the run has ended (the answer then goes nowhere, and the callback ends with it)."""
         ok, answer = self._served(qid, "call", payload)
-        if ok is PLAIN:
-            body = dumps(answer)
-            if len(body) <= self._reader.cheap:
-                return PLAIN, loads(body)
-        elif ok is True and flat(answer):
-            return True, answer
+        if self.closed is None:  # else the run ended meanwhile: the callback ends as it did
+            if ok is PLAIN:
+                body = dumps(answer)
+                if len(body) <= self._reader.cheap:
+                    return PLAIN, loads(body)
+            elif ok is True and flat(answer):
+                return True, answer
         self._reply(qid, ok, answer)
         return None
 

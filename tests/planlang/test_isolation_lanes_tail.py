@@ -8,6 +8,7 @@ answer; a plan process cannot make a tail of anything but its own callback.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -152,6 +153,28 @@ def test_tail_calls_are_found_only_where_a_call_is_returned_at_once() -> None:
     assert tail_calls(tail.__code__)
     assert not tail_calls(used.__code__)
     assert not tail_calls(handled.__code__)
+
+
+def test_a_tail_whose_word_returns_after_the_run_ended_ends_as_the_run_did() -> None:
+    """The host word of a tail call returns once the run is over (its time limit): the
+    embedder's thread gets the run's end, as from a callback's answer that came too late,
+    never the word's value."""
+    done, seen = threading.Event(), []
+
+    def slow() -> dict[str, int]:
+        done.wait(30)  # a hang guard: the test sets it once the run has ended
+        return {"n": 1}
+
+    box = Sandbox(host={"w": calls_back_on_a_thread(seen, wait=False), "slow": slow},
+                  limits=Limits(seconds=0.5), isolation="process")  # fmt: skip
+    with pytest.raises(PlanLimitError):
+        box.run("w(lambda: slow())\nwhile True:\n    pass\n")
+    done.set()
+    for _ in range(300):
+        if seen:
+            break
+        threading.Event().wait(0.1)
+    assert len(seen) == 1 and isinstance(seen[0], PlanLimitError), seen
 
 
 @pytest.fixture(scope="module")
