@@ -342,24 +342,17 @@ class Endpoint:
         if message[0] == "n":
             self._notice(message[2], message[3])
             return
-        rid = message[1]
-        ok, answer = self._served(rid, message[3], message[4])
-        self._reply(rid, ok, answer)
-
-    def _served(self, rid: int, op: str, payload: Any) -> tuple[Any, Any]:
-        """Serve the other side's request ``rid`` on this thread: (ok, answer)."""
+        _, rid, _context, op, payload = message
         local = self._local
         previous = local.serving
         local.serving = rid
         serving = self._serving
         serving.append(None)  # atomic, as is the pop: no lock
         try:
-            return self._serve(op, payload)
+            ok, answer = self._serve(op, payload)
         finally:
             local.serving = previous
             serving.pop()
-
-    def _reply(self, rid: int, ok: Any, answer: Any) -> None:
         try:
             self.send(["p", rid, answer] if ok is PLAIN else ["a", rid, ok, answer])
         except ChannelClosed:

@@ -133,6 +133,26 @@ class Lane(Endpoint):
         self._reply(qid, ok, answer)
         return None
 
+    def _served(self, rid: int, op: str, payload: Any) -> tuple[Any, Any]:
+        """Serve the other side's request ``rid`` on this thread, as ``_handle`` does, and
+        give its answer back unsent."""
+        local = self._local
+        previous = local.serving
+        local.serving = rid
+        serving = self._serving
+        serving.append(None)
+        try:
+            return self._serve(op, payload)
+        finally:
+            local.serving = previous
+            serving.pop()
+
+    def _reply(self, rid: int, ok: Any, answer: Any) -> None:
+        try:
+            self.send(["p", rid, answer] if ok is PLAIN else ["a", rid, ok, answer])
+        except ChannelClosed:
+            pass  # the other side is gone: the answer is discarded
+
     def outermost(self) -> bool:
         """Whether this lane's thread serves one request now (a callback, not one within)."""
         return len(self._serving) == 1

@@ -231,7 +231,9 @@ class RemoteWord:
         peer = self.peer
         positional, keywords = encode_arguments(args, kwargs, peer.encode)
         payload = [self.wid, positional, keywords, peer.caller_line()]
-        return peer.ask(peer.call_op(sys._getframe(1)), payload)
+        # a tail only on a lane (on the run's channel, no frame is looked at)
+        op = "call" if peer._lane.endpoint is None else peer.call_op(sys._getframe(1))
+        return peer.ask(op, payload)
 
 
 class RemoteObject:
