@@ -12,6 +12,7 @@ child's ever runs here, and what it sends is decoded under the codec's bounds.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import types
@@ -39,6 +40,7 @@ from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.wire import describe, plan_error_from
+from planlang.isolation.word_names import named_like_the_wrapper, plain_signature
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
 from planlang.sandbox.limits import Meter
@@ -71,6 +73,7 @@ class _Session:
         self.child = child
         self.meter = meter
         self.words: dict[int, Callable[..., Any]] = {}
+        self.word_names: dict[int, str] = {}  # a plan's own name for a plain-signature word
         self.objects: dict[int, HostProxy] = {}
         self.iterators: dict[int, Iterator[Any]] = {}
         self._callbacks: dict[int, Callback] = {}
@@ -112,7 +115,8 @@ class _Session:
         """End the run: the plan's process broke the protocol (``reason`` says how, and
         starts "a frame"). Its process is killed, so a thread reading any of its pipes wakes."""
         self.endpoint.close(reason)
-        self.child.discard()
+        self.child.stop()
+        discard_later(self.child)
         return PlanLimitError("crash", f"The plan's process broke the protocol: {reason}.")
 
     # -- handles ---------------------------------------------------------------------------
@@ -132,7 +136,10 @@ class _Session:
             if isinstance(value, HostWord):
                 # a word that takes text gets its arguments as text made in the plan's process
                 # (priced there): the host never stringifies a plan value (issue 13, item 21)
-                return {"wt" if value.text else "w": self._new_id(self.words, value.fn)}
+                wid = self._new_id(self.words, value.fn)
+                if not value.text:
+                    self._name_word(wid, value, value.fn, label)
+                return {"wt" if value.text else "w": wid}
             if isinstance(value, HostObject):
                 proxy = HostProxy(value.obj, frozenset(value.methods),
                                   frozenset(value.attributes), value.name or label)  # fmt: skip
@@ -142,10 +149,16 @@ class _Session:
             if isinstance(value, Callback) and value.session is self:
                 return {"c": value.cid}
             if callable(value) and not isinstance(value, type):
-                return {"w": self._new_id(self.words, value)}
+                wid = self._new_id(self.words, value)
+                self._name_word(wid, value, value, label)
+                return {"w": wid}
             return self._object(HostProxy(value, frozenset(), frozenset(), label))
 
         return handle
+
+    def _name_word(self, wid: int, value: Any, fn: Callable[..., Any], label: str) -> None:
+        if value is self.box.host.get(label) and plain_signature(fn):  # a word at the top
+            self.word_names[wid] = label
 
     def _result_handle(self, where: str) -> Callable[[Any], Any]:
         def handle(value: Any) -> Any:
@@ -212,11 +225,17 @@ class _Session:
         calling = _calling
         previous = calling.line
         calling.line = line if type(line) is int else None
+        named = self.word_names.get(wid)
         try:
             positional, keywords = decode_arguments(args, kwargs, self.decode)
-            if keywords and any(type(key) is not str or key.startswith("_") for key in keywords):
+            if keywords and any(type(key) is not str or (key.startswith("_") and named is None)
+                                for key in keywords):  # fmt: skip
                 raise TypeError("A host word cannot take an argument whose name starts with '_'.")
-            return fn(*positional, **keywords)
+            return fn(*positional, **keywords)  # a plain signature has no "_" parameter
+        except TypeError as error:
+            if named is None:
+                raise
+            raise named_like_the_wrapper(error, fn, named) from None
         finally:
             calling.line = previous
 
@@ -335,7 +354,7 @@ class _Session:
             elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))
             else:
-                self._end(self.child.death())
+                self._end(self.child.death(wait=min(5.0, max(0.1, until - time.monotonic()))))
             raise self.ended from None  # type: ignore[misc]
         except KeyboardInterrupt:
             self._end(PlanLimitError("interrupted", "The plan was interrupted."))
@@ -360,12 +379,17 @@ class _Session:
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
         self.meter.close(error)
-        self.lanes.close(error.message)
-        self.endpoint.close(error.message)
-        if error.kind == "finished":  # the usual end: clean up off the plan's critical path
-            discard_later(self.child)
-        else:
-            self.child.discard()
+        if error.kind == "finished":  # the usual end: lanes (16 pipe ends) and channel closed
+            # off the run's path, with the child; a callback raises ``ended`` before either
+            discard_later(self.child, functools.partial(self._close, error.message))
+            return
+        self._close(error.message)
+        self.child.stop()  # stopped at once; what it wrote is removed later
+        discard_later(self.child)
+
+    def _close(self, reason: str) -> None:  # the lanes, then the run's channel
+        self.lanes.close(reason)
+        self.endpoint.close(reason)
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that

@@ -14,9 +14,11 @@ import os
 import queue
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from planlang.errors import PlanLimitError
@@ -86,13 +88,19 @@ class Child:
     def alive(self) -> bool:
         return not self.discarded and self.zygote.exit_code(self.pid) is None
 
+    def stop(self) -> None:
+        """Kill the process if it still runs (at once: the slow part of a discard, removing
+        what it wrote, can wait for ``discard_later``)."""
+        if not self.discarded and self.zygote.exit_code(self.pid) is None:
+            self._kill()
+
     def discard(self) -> None:
-        """Kill the process (if it still runs) and remove its scratch directory."""
+        """Kill the process (if it still runs) and remove its scratch directory. Never
+        raises: a plan's process decides what its scratch holds."""
         if self.discarded:
             return
+        self.stop()
         self.discarded = True
-        if self.zygote.exit_code(self.pid) is None:
-            self._kill()
         if self.pidfd is not None:
             os.close(self.pidfd)
         if not self.taken:
@@ -103,8 +111,11 @@ class Child:
                 os.close(writer)
         try:
             os.rmdir(self.scratch)  # empty, unless the process wrote there: then the tree
+        except FileNotFoundError:
+            pass
         except OSError:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.zygote.exit_code(self.pid, timeout=5)  # nothing writes there once it is gone
+            remove_tree(self.scratch)
 
     def _kill(self) -> None:
         """SIGKILL, through the pidfd where there is one: the fork server may have reaped the
@@ -117,11 +128,20 @@ class Child:
         except ProcessLookupError:
             pass
 
-    def death(self) -> PlanLimitError:
-        """Why the process ended, as the plan's limit error."""
-        code = self.zygote.exit_code(self.pid, timeout=5)
+    def death(self, wait: float = 5.0) -> PlanLimitError:
+        """Why the process ended, as the plan's limit error, once the channel closed. The
+        fork server reports an exit within milliseconds; a process that closed its channel
+        and lives on is stopped after ``wait`` seconds (the run's deadline and grace)."""
+        code = self.zygote.exit_code(self.pid, timeout=wait)
+        stopped = code is None
+        if stopped:
+            self.stop()
+            code = self.zygote.exit_code(self.pid, timeout=5)
         if code is None:
             return PlanLimitError("crash", "The plan's process stopped answering.")
+        if stopped and code == -signal.SIGKILL:
+            return PlanLimitError("crash", "The plan's process closed its channel and did "
+                                  "not exit; it was stopped.")  # fmt: skip
         if code < 0:
             sig = signal.Signals(-code)
             kind = _SIGNAL_KINDS.get(sig, "crash")
@@ -293,21 +313,48 @@ def default_pool() -> Pool:
         return _default
 
 
-_to_discard: queue.SimpleQueue[Child] = queue.SimpleQueue()
+_to_discard: queue.SimpleQueue[tuple[Child, Callable[[], Any] | None]] = queue.SimpleQueue()
 _discarder: list[threading.Thread] = []
 _discarder_lock = threading.Lock()
 
 
-def discard_later(child: Child) -> None:
-    """Kill and clean up a finished child on one background thread, off the run's path."""
+def discard_later(child: Child, first: Callable[[], Any] | None = None) -> None:
+    """Kill and clean up a finished child on one background thread, off the run's path;
+    ``first``: what to do before (the run's closing of its unused lanes' pipes, say)."""
     with _discarder_lock:
         if not _discarder:
             thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
             _discarder.append(thread)
             thread.start()
-    _to_discard.put(child)
+    _to_discard.put((child, first))
 
 
 def _discard_loop() -> None:
     while True:
-        _to_discard.get().discard()
+        child, first = _to_discard.get()
+        try:
+            if first is not None:
+                first()
+        except BaseException:  # noqa: BLE001, S110 - the child is discarded all the same
+            pass
+        try:
+            child.discard()
+        except BaseException:  # noqa: BLE001, S110 - one child's remains never stop the others'
+            pass
+
+
+def remove_tree(path: str) -> None:
+    """Remove a plan process's scratch tree, whatever it made there: GNU ``rm`` walks it by
+    descriptors (any depth, symbolic links not followed), where Python 3.11's ``rmtree``
+    takes a frame a level and fails past the recursion limit. Never raises."""
+    try:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                       timeout=600)  # fmt: skip  # noqa: S603, S607 - coreutils, no shell
+    except (OSError, subprocess.SubprocessError):
+        pass
+    if os.path.lexists(path):  # no rm here: what Python can remove
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        except RecursionError:
+            pass
