@@ -54,6 +54,7 @@ __all__ = ["LANES", "LANE_EXIT", "TAIL", "Callback", "Lane", "Lanes", "TailTaken
 LANES = 8  # per plan process: a fan-out of that width crosses no thread on either side
 LANE_EXIT = 4  # how a plan process exits when it cannot start a lane's thread (its memory)
 TAIL = "tail"  # the op of a host call whose answer is the callback's (a "call" otherwise)
+TAKEN = "taken"  # a callback's ``ok`` when a tail's answer is its value (a host value, copied)
 
 
 class TailTaken(BaseException):  # noqa: N818 - not an error: how a finished callback unwinds
@@ -120,16 +121,15 @@ class Lane(Endpoint):
     def _tail(self, qid: int, payload: Any) -> tuple[Any, Any] | None:
         """The host's side of a tail call: served as a call; an answer that would cross as
         itself is the callback's (a copy, as the crossing makes one, within what a frame may
-        hold as it is), and nothing is sent; any other is sent, and None returned, as it is
-        once the run has ended (the answer then goes nowhere, and the callback ends with it)."""
+        hold as it is), and nothing is sent: (TAKEN, the value); any other is sent, and None
+        returned."""
         ok, answer = self._served(qid, "call", payload)
-        if self.closed is None:  # else the run ended meanwhile: the callback ends as it did
-            if ok is PLAIN:
-                body = dumps(answer)
-                if len(body) <= self._reader.cheap:
-                    return PLAIN, loads(body)
-            elif ok is True and flat(answer):
-                return True, answer
+        if ok is PLAIN:
+            body = dumps(answer)
+            if len(body) <= self._reader.cheap:
+                return TAKEN, loads(body)
+        elif ok is True and flat(answer):
+            return TAKEN, answer
         self._reply(qid, ok, answer)
         return None
 
@@ -316,6 +316,10 @@ class Callback:
         finally:
             if taken is not None:
                 lanes.give_back(taken)
+        if ok is TAKEN:  # its last host call's answer, unless the run ended while that ran
+            if session.ended is not None:
+                raise session.ended  # as a late answer would find the run over
+            return answer
         if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
             return answer
         if not ok:
