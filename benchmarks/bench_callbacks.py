@@ -244,7 +244,7 @@ def _side_host(calls: int) -> None:
         def discard(self) -> None:
             pass
 
-    parent.discard_later = lambda child, first=None: None  # (and its closing of pipes)
+    parent.discard_later = lambda child, first=None: first() if first is not None else None
     host = {"agent": bench.agent, "fan_out": fan_out}
     box = planlang.Sandbox(host=host, limits=planlang.Limits(seconds=3600), isolation="process")
     fake = Child()

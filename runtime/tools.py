@@ -154,7 +154,9 @@ class ToolDoor:
     """One run's tool calls: their fingerprints, in-flight marks, budget and accounting."""
 
     def __init__(self, run: Run) -> None:
-        self._run = run
+        # Weakly: the door is the value of its run's key in ``_doors``, and a value that held
+        # its key would keep both alive for good (every rehearsal's run, with its workers).
+        self._run_ref = weakref.ref(run)
         path = getattr(run.llm.ledger, "path", None)
         # In-flight marks sit beside a SQLite ledger; with a PostgreSQL one they are kept in
         # memory only (docs/MCP.md, known limits).
@@ -163,6 +165,13 @@ class ToolDoor:
         self._seen: dict[str, int] = {}  # identical calls so far, by what was called
         self._calls = 0
         self.declared: dict[str, ToolSpec] = {}
+
+    @property
+    def _run(self) -> Run:
+        run = self._run_ref()
+        if run is None:  # only a door kept past its run could ask
+            raise RunError("The run of this tool door has ended.")
+        return run
 
     def cancelled(self) -> bool:
         """Was the run cancelled? (A long call may stop waiting; its outcome is then unknown.)"""

@@ -39,6 +39,7 @@ from typing import Any, Protocol
 
 from planlang.isolation.codec import CodecError
 from planlang.isolation.frames import FrameReader, write_all
+from planlang.isolation.queued import Queued
 
 __all__ = ["ChannelClosed", "ChannelTimeout", "Endpoint", "MAX_PENDING", "PLAIN", "SHAPES",
            "waiting"]  # fmt: skip
@@ -99,12 +100,14 @@ class Endpoint:
         workers: int = 32,
         spare: Spare | None = None,
         on_close: Callable[[str], None] | None = None,
+        write: Callable[[int, Any], None] = write_all,
     ) -> None:
-        """``reader`` reads the other side's frames; ``writer`` is the pipe to it. The
-        endpoint owns both from now on, and closes them when it is closed. ``spare`` runs
-        requests no waiting thread claims (default: a pool of ``workers`` threads)."""
+        """``reader`` reads the other side's frames; ``writer``, the pipe to it, takes them
+        by ``write``; both are the endpoint's from now on. ``spare`` runs requests no
+        waiting thread claims (default: a pool of ``workers`` threads)."""
         self._reader = reader
         self._writer = writer
+        self._write = write
         self._serve = serve
         self._notice = notice
         self.default_context = default_context
@@ -123,6 +126,7 @@ class Endpoint:
         self.failure: BaseException | None = None  # what a frame that closed it raised
         self._serving: list[None] = []  # requests of the other side being served now
         self._pending = 0  # requests of the other side waiting for, or in, the spare pool
+        self._queued = Queued()  # frames in waiters' inboxes, held to the reader's budget
 
     # -- sending -------------------------------------------------------------------------
 
@@ -131,7 +135,7 @@ class Endpoint:
             with self._write_lock:
                 if self.closed is not None:  # checked under the lock: the pipe is still ours
                     raise ChannelClosed(self.closed)
-                write_all(self._writer, message)
+                self._write(self._writer, message)
         except (OSError, ValueError) as error:
             self.close(f"the pipe broke: {error}")
             raise ChannelClosed(self.closed) from None
@@ -242,6 +246,8 @@ class Endpoint:
                             self._idle.remove(inbox)
                 if message is _LEAD:
                     continue
+                if self._queued.costs:
+                    self._queued.take(message)
                 if self._idle:  # read unlocked: a waiter that went idle while we read is seen
                     self._pass_lead()
                 return message
@@ -274,6 +280,7 @@ class Endpoint:
                     if route(frame, rid):
                         return frame
                 except (CodecError, IndexError, TypeError, ValueError) as error:
+                    self.failure = error  # FrameTooCostly: too much queued for its threads
                     self.close(f"a frame was not a message: {error}")
                     return None
         finally:
@@ -316,6 +323,7 @@ class Endpoint:
             # come one at a time (its notices, what a plan prints, may come faster)
             if kind == "q" and inbox.qsize() >= MAX_PENDING:
                 raise CodecError(f"more than {MAX_PENDING:,} requests waited for one thread")
+            self._queued.add(message, self._reader.budget)  # held to the reader's budget
             inbox.put(message)
             return False
         with self._mutex:

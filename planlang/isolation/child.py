@@ -127,7 +127,8 @@ def _run(
     callbacks = (threads.bound + LANES) * CALLBACK_STACK
     memory = limits.memory_mb * 2**20 + deep + callbacks + SLACK
     confine.limit_resources(cpu_seconds=limits.seconds + 1, memory_bytes=memory, base=_BASE,
-                            files=False)  # those were set before ready  # fmt: skip
+                            files=False,  # those were set before ready
+                            threads=threads.bound + LANES)  # fmt: skip
     confine.strict()
     probe = payload.get("probe")
     if probe is not None:

@@ -44,7 +44,8 @@ def finite(value: float) -> bool:
 
 # Hashing a set member or dict key that is a tuple walks it; a plan can make that walk 2**60
 # nodes (aliasing) or make every key collide. The host decoder bounds both.
-HASH_BUDGET = 1_000_000  # tuple nodes the host may walk hashing one frame's keys
+# An int's hash is not cached either and walks all its digits: a big one counts by its size.
+HASH_BUDGET = 1_000_000  # tuple nodes and int digits the host may walk hashing a frame's keys
 MAX_COLLISIONS = 32  # keys of one set or dict that may share a hash
 
 
@@ -350,8 +351,8 @@ class Decoder:
             kind = type(key)
             if kind is str:
                 continue  # string hashes are seeded: no chosen collisions
-            if kind is tuple:
-                self.budget -= self._cost(key)
+            if kind is tuple or kind is int:
+                self.budget -= self._cost(key) if kind is tuple else _digits(key)
                 if self.budget < 0:
                     raise CodecError("Keys of a set or dict are too costly to hash in the host.")
             h = hash(key)
@@ -361,18 +362,25 @@ class Decoder:
             hashes[h] = n
 
     def _cost(self, value: tuple[Any, ...]) -> int:
-        """Nodes ``hash`` walks in a tuple (shared parts counted each time, from a memo)."""
+        """Nodes ``hash`` walks in a tuple (shared parts counted each time, from a memo), an
+        int counted by its digits."""
         costs = self._costs
         known = costs.get(id(value))
         if known is not None:
             return known
         total = 1
         for item in value:
-            total += self._cost(item) if type(item) is tuple else 1
+            kind = type(item)
+            total += self._cost(item) if kind is tuple else _digits(item) if kind is int else 1
             if total > self.budget:
                 break
         costs[id(value)] = total
         return total
+
+
+def _digits(value: int) -> int:
+    """What hashing an int walks: its 30-bit digits (1 for an int of 64 bits)."""
+    return 1 + value.bit_length() // 30
 
 
 _NOT_FINITE = frozenset({"nan", "inf", "-inf"})

@@ -3,19 +3,20 @@
 Each layer is tried when the child starts, before it has seen any plan, and reported as
 active or not with the reason; none is skipped silently (``planlang doctor`` prints them):
 
-- ``user namespace`` and ``network namespace``: a fresh, empty network namespace (no interface
-  is up, not even loopback), inside a new user namespace, in which the child holds no
-  capability over the host's processes (it cannot read their /proc files, environ included).
+- ``own uid``, ``user namespace``, ``IPC namespace`` (``identity``): a kernel uid no other
+  process has, no capability, in a user namespace mapping only that uid and a fresh IPC
+  namespace; ``network namespace`` and ``keyring``: the fork server's, fresh and empty.
 - ``landlock``: no file may be written, made or removed outside the scratch directory, no
   program executed, no TCP connection made (ABI 4+), and no other process traced.
 - ``seccomp``: a system-call filter: no socket, no new process (fork, vfork, exec, clone of a
-  process), no signal to another process, no ptrace, no io_uring.
+  process), no signal to another process, no ptrace, no io_uring, no keys, no System V
+  objects, no chmod or utime, limits and scheduling of itself only (``seccomp``).
 - ``audit hook``: the last layer, in Python: once the plan runs, opening a file for writing
   outside the scratch directory, reading /proc of another process, spawning, sockets, ctypes
   and changing limits all raise.
 - ``resource limits`` (set per plan): address space, CPU seconds, open files, file size, no
-  core dumps. ``processes``: the seccomp filter, since RLIMIT_NPROC counts a user's processes
-  across the machine (and root is not held to it).
+  core dumps, and threads (RLIMIT_NPROC, only where the process has its own uid: it counts
+  every task of the uid). ``processes``: the seccomp filter.
 - ``environment``: the child starts with an empty environment (set by the host).
 """
 
@@ -31,37 +32,15 @@ import struct
 import sys
 from typing import Any
 
-from planlang.isolation import seccomp
+from planlang.isolation import identity, seccomp
 from planlang.isolation.syscalls import _X86_64, Layer, _prctl, _syscall
 
 __all__ = ["Layer", "enter", "limit_files", "limit_resources", "prepare", "strict", "used"]
 
 
-# -- namespaces ------------------------------------------------------------------------------
+# -- namespaces: identity.py (the fork server enters its own through this name) -----------------
 
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
-
-
-def _namespaces() -> list[Layer]:
-    """A new user namespace (the child holds no capability over the host's processes: it
-    cannot read their /proc files) and in it a new, empty network namespace."""
-    if not _X86_64:
-        why = f"not tried on {platform.machine()}"
-        return [Layer("user namespace", False, why), Layer("network namespace", False, why)]
-    try:
-        _syscall(272, ctypes.c_int(_CLONE_NEWUSER | _CLONE_NEWNET))  # unshare
-        return [
-            Layer("user namespace", True, "no capability over the host's processes or files"),
-            Layer("network namespace", True, "a fresh one: no interface, not even loopback"),
-        ]
-    except OSError as error:
-        user = Layer("user namespace", False, f"unshare failed: {error.strerror}")
-    try:
-        _syscall(272, ctypes.c_int(_CLONE_NEWNET))
-        return [user, Layer("network namespace", True, "a fresh one (as root)")]
-    except OSError as error:
-        return [user, Layer("network namespace", False, f"unshare failed: {error.strerror}")]
+_namespaces = identity.server_namespaces
 
 
 # -- landlock ----------------------------------------------------------------------------------
@@ -257,6 +236,7 @@ def enter(
     # wrapper makes an enum of the result, which in a fresh fork copies some 18 pages (90 µs)
     _signal.signal(signal.SIGXFSZ, _signal.SIG_IGN)
     steps: dict[str, Any] = {
+        "user namespace": lambda: identity.own_uid(scratch),
         "network namespace": (lambda: namespaces) if namespaces is not None else _namespaces,
         "landlock": lambda: _landlock(scratch),
         "seccomp": lambda: seccomp.load(_state.get("seccomp")),
@@ -275,10 +255,14 @@ def enter(
         ),  # fmt: skip
     ]
     for name, step in steps.items():
-        done = [Layer(name, False, "left out (tests only)")] if name in without else step()
+        left = [Layer(n, False, "left out (tests only)") for n in _STEP_LAYERS.get(name, [name])]
+        done = left if name in without else step()
         layers += done if isinstance(done, list) else [done]
     return layers
 
+
+# The layers of a step that reports more than one (all left out with it)
+_STEP_LAYERS = {"user namespace": ["own uid", "user namespace", "IPC namespace", "scratch quota"]}
 
 # Set by planlang for the child (MALLOC_ARENA_MAX) or by Python itself (LC_CTYPE, when it
 # coerces the C locale): none of them comes from the host's environment.
@@ -291,7 +275,7 @@ def _resource_limits() -> Layer:
     except (OSError, ValueError) as error:
         return Layer("resource limits", False, f"setrlimit failed: {error}")
     return Layer("resource limits", True, "set for each plan: address space, CPU seconds, "
-                 "open files, file size, no core dumps")  # fmt: skip
+                 "open files, file size, no core dumps, threads (with its own uid)")  # fmt: skip
 
 
 def used() -> list[float]:
@@ -311,6 +295,9 @@ def used() -> list[float]:
 
 OPEN_FILES = 64
 FILE_BYTES = 2**24
+# Threads of a plan's process beyond those its run may start: the main thread, the channel's
+# and lanes' readers, a deep-stack thread, and room (RLIMIT_NPROC counts every task of the uid)
+THREAD_MARGIN = 16
 
 
 def limit_files(open_files: int = OPEN_FILES, file_bytes: int = FILE_BYTES) -> None:
@@ -329,11 +316,14 @@ def limit_resources(
     file_bytes: int = FILE_BYTES,
     base: list[float] | None = None,
     files: bool = True,
+    threads: int | None = None,
 ) -> Layer:
     """Hard resource limits for one plan run, counted from what the process uses now, or
     from ``base`` (``used()`` of a moment ago: the child measures it before it says ready,
     so a plan's start does not wait for it). ``files=False``: ``limit_files`` was called
-    already (the child does so before ready); only the plan's own limits are set here."""
+    already (the child does so before ready); only the plan's own limits are set here.
+    ``threads``: how many the run may start; held to by ``RLIMIT_NPROC`` (plus
+    ``THREAD_MARGIN``) where the process has a uid of its own, which it then counts alone."""
     cpu_used, virtual = base or used()
     cpu = int(cpu_used + cpu_seconds) + 1
     address = int(virtual) + memory_bytes
@@ -342,10 +332,13 @@ def limit_resources(
         resource.setrlimit(resource.RLIMIT_AS, (address, address))
         if files:
             limit_files(open_files, file_bytes)
+        tasks = threads + THREAD_MARGIN if threads is not None and identity.has_own_uid() else 0
+        if tasks:
+            resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
     except (OSError, ValueError) as error:
         return Layer("resource limits", False, f"setrlimit failed: {error}")
     detail = (
         f"CPU {cpu} s, address space {address >> 20} MiB, {open_files} open files, "
-        f"files up to {file_bytes >> 20} MiB, no core"
+        f"files up to {file_bytes >> 20} MiB, no core" + (f", {tasks} threads" if tasks else "")
     )
     return Layer("resource limits", True, detail)

@@ -21,8 +21,8 @@ import orjson
 
 from planlang.isolation.codec import CodecError
 
-__all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME", "dumps", "loads",
-           "read_frame", "write_all", "write_frame"]  # fmt: skip
+__all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME", "decoded_cost", "dumps",
+           "loads", "read_frame", "write_all", "write_frame"]  # fmt: skip
 
 # A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
 # process of the machine: the reader learns how soon answers come), then the JSON body.
@@ -95,6 +95,18 @@ _RETRY = 16
 _LONGEST_POLL = 2**31 - 1  # milliseconds: poll() takes an int; longer waits loop
 
 
+def decoded_cost(data: bytes) -> int:
+    """Bytes of memory the JSON ``data`` can take decoded, at most (FrameReader.set_budget)."""
+    # a bound, not a guess: its text (four bytes a character once one is wide, as a
+    # byte past ASCII or an escape may make it), a dict, a list, an item's pointer, a
+    # string (two quotes: a str's header), a dict's entry (its slots, as it grows)
+    narrow = data.isascii() and b"\\u" not in data
+    return ((len(data) if narrow else 4 * len(data))
+            + 200 * data.count(b"{") + 64 * data.count(b"[")
+            + 32 * data.count(b",") + 40 * data.count(b'"')
+            + 96 * data.count(b":"))  # fmt: skip
+
+
 class FrameReader:
     """Frames from a pipe, read in large chunks: one system call brings in every frame the
     other side has written.
@@ -153,14 +165,7 @@ class FrameReader:
     def _afford(self, body: bytes | bytearray | memoryview) -> None:
         assert self.budget is not None
         data = bytes(body)
-        # a bound, not a guess: its text (four bytes a character once one is wide, as a
-        # byte past ASCII or an escape may make it), a dict, a list, an item's pointer, a
-        # string (two quotes: a str's header), a dict's entry (its slots, as it grows)
-        narrow = data.isascii() and b"\\u" not in data
-        cost = ((len(data) if narrow else 4 * len(data))
-                + 200 * data.count(b"{") + 64 * data.count(b"[")
-                + 32 * data.count(b",") + 40 * data.count(b'"')
-                + 96 * data.count(b":"))  # fmt: skip
+        cost = decoded_cost(data)
         if cost > self.budget:
             raise FrameTooCostly(
                 f"A value of {len(data):,} bytes from the plan's process would take about "

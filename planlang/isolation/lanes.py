@@ -333,11 +333,14 @@ class Callback:
 def _failure(session: _Session, answer: Any) -> BaseException:
     """What a callback that failed raises in the host word: the plan's error as data, its
     limit, or the host's own passthrough error; never the host's KeyboardInterrupt, nor an
-    error of the host's own code (a malformed answer ends the run as a protocol break)."""
+    error of the host's own code, nor a BaseException (a malformed answer, or a passthrough
+    the host never raised, ends the run as a protocol break)."""
     if type(answer) is not list or len(answer) != 5 or type(answer[0]) is not str:
         return session.broke("a frame was not a callback's error")
-    if answer[0] == "passthrough" and session.passthrough_error is not None:
-        return session.passthrough_error
+    if answer[0] == "passthrough":  # only ever the host's own error, raised in a host word
+        if session.passthrough_error is not None:
+            return session.passthrough_error
+        return session.broke("a frame failed a callback with a host error the host never raised")
     if answer[0] == "interrupt":  # a plan's process has no say over the host's interrupts
         return PlanLimitError("interrupted", "The plan was interrupted.")
     return raised(answer)

@@ -16,7 +16,7 @@ import functools
 import threading
 import time
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, cast
@@ -25,26 +25,28 @@ from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError, PlanRuntimeError
 from planlang.isolation.channel import PLAIN, ChannelClosed, ChannelTimeout, Endpoint
 from planlang.isolation.codec import (
+    EMPTY_KWARGS,
     CodecError,
-    Decoder,
     Encoder,
-    adapt_plain,
     decode_arguments,
     flat,
     plain_answer,
     plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
+from planlang.isolation.handles import Handles, host_adapt
+from planlang.isolation.host_refusals import NO_SPARE, Nesting, no_underscore, too_deep
+from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.pool import Child, default_pool, discard_later
+from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
-from planlang.isolation.word_names import named_like_the_wrapper, plain_signature
+from planlang.isolation.word_names import named_like_the_wrapper
 from planlang.sandbox import inprocess as _sandbox
 from planlang.sandbox.inprocess import register_isolated_runner, used_names
 from planlang.sandbox.limits import Meter
-from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
 if TYPE_CHECKING:
     from planlang.sandbox.inprocess import Sandbox
@@ -54,47 +56,36 @@ __all__ = ["Callback", "GRACE", "run_isolated"]  # Callback: planlang.isolation.
 GRACE = 1.0  # seconds past the time limit before the host kills the plan's process
 
 
-def _host_adapt(value: Any) -> Any:
-    """Host values going in, as ``freeze`` treats them: mappings and sequences as plain."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, list | tuple):
-        return list(value) if isinstance(value, list) else tuple(value)
-    if isinstance(value, set | frozenset):
-        return frozenset(value)
-    return None
-
-
-class _Session:
-    """One plan run in one child: the handles handed out and the channel."""
+class _Session(Handles):
+    """One plan run in one child: the handles handed out (``Handles``) and the channel."""
 
     def __init__(self, box: Sandbox, child: Child, meter: Meter):
-        self.box = box
+        super().__init__(box)
         self.child = child
         self.meter = meter
-        self.words: dict[int, Callable[..., Any]] = {}
-        self.word_names: dict[int, str] = {}  # a plan's own name for a plain-signature word
-        self.objects: dict[int, HostProxy] = {}
-        self.iterators: dict[int, Iterator[Any]] = {}
-        self._callbacks: dict[int, Callback] = {}
-        self._lock = threading.Lock()
         self.passthrough_error: BaseException | None = None
         self.printed = 0  # characters the plan printed
         self.ended: PlanLimitError | None = None
+        self.stopped: PlanLimitError | None = None  # a limit the host itself found, ending it
+        self._nesting = Nesting()  # requests served within requests, per host thread
+        self._deepest = box.limits.depth + 1  # a host word, then one a level of plan calls
         self.filename: str | None = None  # no plan frames run here; errors carry their line
         reader, writer = child.take()
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
         reader.set_budget(self._budget, self._large)
-        self._over = threading.Event()  # the channel closed or the child died: the run is over
-        self.endpoint = Endpoint(reader, writer, self.serve, self.notice,
-                                 on_close=lambda reason: self._over.set())  # fmt: skip
+        self._over = over = threading.Event()  # the channel closed or the child died: it is over
+        self._write = pipe_writer()  # SIGPIPE kills a host that has not ignored it
+        self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=NO_SPARE,
+                                 write=self._write, on_close=lambda _: over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
+        self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large)
-        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed)
+        return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed,
+                    write=self._write)  # fmt: skip
 
     def _announce(self, number: int) -> None:
         try:
@@ -111,6 +102,13 @@ class _Session:
                     self.endpoint.failure = lane.failure
             self.broke(reason)
 
+    def _stop(self, error: PlanLimitError) -> PlanLimitError:
+        """End the run with a limit the host found (its process is killed, its pipes closed)."""
+        self.stopped = error
+        self.endpoint.close(error.message)
+        self.child.discard()
+        return error
+
     def broke(self, reason: str) -> PlanLimitError:
         """End the run: the plan's process broke the protocol (``reason`` says how, and
         starts "a frame"). Its process is killed, so a thread reading any of its pipes wakes."""
@@ -118,79 +116,6 @@ class _Session:
         self.child.stop()
         discard_later(self.child)
         return PlanLimitError("crash", f"The plan's process broke the protocol: {reason}.")
-
-    # -- handles ---------------------------------------------------------------------------
-
-    def _new_id(self, table: dict[int, Any], value: Any) -> int:
-        with self._lock:
-            key = len(self.words) + len(self.objects) + len(self.iterators) + 1
-            table[key] = value
-        return key
-
-    def _object(self, proxy: HostProxy) -> Any:
-        oid = self._new_id(self.objects, proxy)
-        return {"o": [oid, sorted(proxy._methods), sorted(proxy._attributes), proxy._label]}
-
-    def _host_handle(self, label: str) -> Callable[[Any], Any]:
-        def handle(value: Any) -> Any:
-            if isinstance(value, HostWord):
-                # a word that takes text gets its arguments as text made in the plan's process
-                # (priced there): the host never stringifies a plan value (issue 13, item 21)
-                wid = self._new_id(self.words, value.fn)
-                if not value.text:
-                    self._name_word(wid, value, value.fn, label)
-                return {"wt" if value.text else "w": wid}
-            if isinstance(value, HostObject):
-                proxy = HostProxy(value.obj, frozenset(value.methods),
-                                  frozenset(value.attributes), value.name or label)  # fmt: skip
-                return self._object(proxy)
-            if isinstance(value, HostProxy):
-                return self._object(value)
-            if isinstance(value, Callback) and value.session is self:
-                return {"c": value.cid}
-            if callable(value) and not isinstance(value, type):
-                wid = self._new_id(self.words, value)
-                self._name_word(wid, value, value, label)
-                return {"w": wid}
-            return self._object(HostProxy(value, frozenset(), frozenset(), label))
-
-        return handle
-
-    def _name_word(self, wid: int, value: Any, fn: Callable[..., Any], label: str) -> None:
-        if value is self.box.host.get(label) and plain_signature(fn):  # a word at the top
-            self.word_names[wid] = label
-
-    def _result_handle(self, where: str) -> Callable[[Any], Any]:
-        def handle(value: Any) -> Any:
-            if isinstance(value, Callback) and value.session is self:
-                return {"c": value.cid}
-            if isinstance(value, HostProxy):
-                return self._object(value)
-            raise CodecError(f"{where} gave a {type(value).__name__}, which is not plain data.")
-
-        return handle
-
-    def encode(self, value: Any, where: str = "The host") -> Any:
-        return Encoder(self._result_handle(where), adapt_plain).encode(value)
-
-    def _callback(self, cid: Any) -> Callback:
-        cid = int(cid)
-        with self._lock:
-            found = self._callbacks.get(cid)
-            if found is None:
-                found = self._callbacks[cid] = Callback(self, cid)
-        return found
-
-    def decode(self, data: Any) -> Any:
-        """What the child sent, bounded (codec.Decoder with guarded keys)."""
-        decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
-                          guarded=True)  # fmt: skip
-        try:
-            return decoder.decode(data)
-        except RecursionError:
-            raise CodecError("A value from the plan nests too deeply for the host.") from None
-        except (KeyError, ValueError) as error:
-            raise CodecError(f"A value from the plan could not be read: {error}") from None
 
     # -- serving the child -----------------------------------------------------------------
 
@@ -200,7 +125,11 @@ class _Session:
         meter = self.meter
         if previous is not meter:  # current_meter() works in host words, as in one process
             local.meter = meter
+        nesting = self._nesting
+        nesting.level += 1
         try:
+            if nesting.level > self._deepest:  # a plan's process that skips its own count
+                raise self._stop(too_deep(self.box.limits.depth))
             if op == "call":
                 result = self._call(payload)
                 if flat(result):
@@ -215,6 +144,7 @@ class _Session:
                 self.passthrough_error = error
             return False, describe(error, self.box.passthrough, self.filename)
         finally:
+            nesting.level -= 1
             if previous is not meter:
                 local.meter = previous
 
@@ -227,7 +157,8 @@ class _Session:
         calling.line = line if type(line) is int else None
         named = self.word_names.get(wid)
         try:
-            positional, keywords = decode_arguments(args, kwargs, self.decode)
+            positional, _ = decode_arguments(args, EMPTY_KWARGS, self.decode)
+            keywords = {} if kwargs == EMPTY_KWARGS else self.decode(kwargs, keywords=True)
             if keywords and any(type(key) is not str or (key.startswith("_") and named is None)
                                 for key in keywords):  # fmt: skip
                 raise TypeError("A host word cannot take an argument whose name starts with '_'.")
@@ -255,8 +186,9 @@ class _Session:
                 return True, self.encode(getattr(proxy._target, name), where)
             if name not in proxy._methods:
                 raise AttributeError(name)
-            result = getattr(proxy._target, name)(*self.decode(payload[2]),
-                                                  **self.decode(payload[3]))  # fmt: skip
+            args, keywords = self.decode(payload[2]), self.decode(payload[3])
+            no_underscore(keywords, "A host object's method")  # as the plan's wrapper does
+            result = getattr(proxy._target, name)(*args, **keywords)
         elif op == "next":
             iterator = self.iterators[int(payload[0])]
             previous = _calling.line
@@ -294,7 +226,7 @@ class _Session:
 
     def host_values(self, code: Any) -> dict[str, Any]:
         names = used_names(code) & self.box.host.keys()
-        return {name: Encoder(self._host_handle(name), _host_adapt).encode(self.box.host[name])
+        return {name: Encoder(self._host_handle(name), host_adapt).encode(self.box.host[name])
                 for name in sorted(names)}  # fmt: skip
 
     def run(self, checked: CheckResult, code_sent: bool = False) -> Any:  # sent: with "go"
@@ -349,7 +281,9 @@ class _Session:
             raise self.ended from None  # type: ignore[misc]
         except ChannelClosed:
             why = self.endpoint.closed or ""
-            if isinstance(self.endpoint.failure, FrameTooCostly):
+            if self.stopped is not None:
+                self._end(self.stopped)
+            elif isinstance(self.endpoint.failure, FrameTooCostly):
                 self._end(PlanLimitError("memory", str(self.endpoint.failure)))
             elif why.startswith("a frame"):  # alive, but it broke the protocol: no exit to wait for
                 self._end(PlanLimitError("crash", f"The plan's process broke the protocol: {why}."))

@@ -1,8 +1,11 @@
 """The seccomp layer of a plan's process: a system-call filter (docs/SECURITY.md, layer 4).
 
 No socket, no new process (fork, vfork, exec, clone of a process), no signal to another
-process, no ptrace, no io_uring, no new namespace or landlock ruleset; a thread may still be
-made. x86_64 only: elsewhere the layer is reported missing.
+process (fcntl's F_SETOWN and F_SETSIG included), no ptrace, no io_uring, no new namespace or
+landlock ruleset, no keys (keyctl), no System V objects, no chmod or utime of any file, and
+limits, niceness and scheduling (prlimit64, setpriority, sched_set*, ioprio_set) of itself
+only; a thread may still be made. The x32 numbers are refused. x86_64 only: elsewhere the
+layer is reported missing.
 """
 
 from __future__ import annotations
@@ -23,10 +26,27 @@ _DENY = {
     311: "process_vm_writev", 425: "io_uring_setup", 424: "pidfd_send_signal",
     129: "rt_sigqueueinfo", 297: "rt_tgsigqueueinfo", 165: "mount", 308: "setns",
     272: "unshare", 444: "landlock_create_ruleset",
+    248: "add_key", 249: "request_key", 250: "keyctl",  # the host's keys (REDTEAM 12)
+    29: "shmget", 64: "semget", 68: "msgget",  # System V objects (REDTEAM 3)
+    90: "chmod", 91: "fchmod", 268: "fchmodat", 452: "fchmodat2",  # metadata landlock
+    132: "utime", 235: "utimes", 261: "futimesat", 280: "utimensat",  # spares (REDTEAM 11)
+    438: "pidfd_getfd", 440: "process_madvise", 312: "kcmp", 256: "migrate_pages",
+    279: "move_pages",
 }  # fmt: skip
+# Calls allowed only on the process itself (pid 0), where the target is an argument the
+# filter sees (REDTEAM 1): (syscall, {argument: the only value allowed}).
+_SELF_ONLY = {
+    302: {0: 0},  # prlimit64(pid)
+    142: {0: 0}, 144: {0: 0}, 203: {0: 0}, 314: {0: 0},  # sched_setparam, _setscheduler, ...
+    141: {0: 0, 1: 0},  # setpriority(PRIO_PROCESS, 0)
+    251: {0: 1, 1: 0},  # ioprio_set(IOPRIO_WHO_PROCESS, 0)
+}  # fmt: skip
+_FCNTL, _FCNTL_DENIED = 72, (8, 10, 15)  # F_SETOWN, F_SETSIG, F_SETOWN_EX: signals out (REDTEAM 2)
+_X32 = 0x40000000  # the x32 ABI's numbers: the same calls under other numbers
 _CLONE, _CLONE3, _CLONE_THREAD = 56, 435, 0x00010000
 _RET_ALLOW, _RET_ERRNO, _RET_KILL = 0x7FFF0000, 0x00050000, 0x80000000
 _EPERM, _ENOSYS = 1, 38
+_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 
 
 def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -45,37 +65,73 @@ def load(prepared: tuple[Any, Any] | None = None) -> Layer:
     except OSError as error:
         return Layer("seccomp", False, f"the filter could not be loaded: {error.strerror}")
     return Layer("seccomp", True, "no socket, fork, exec, process clone, signals to other "
-                                  "processes, ptrace or io_uring")  # fmt: skip
+                 "processes (F_SETOWN included), ptrace, io_uring, keys, System V objects, "
+                 "chmod or utime; limits and scheduling of itself only")  # fmt: skip
 
 
 def program() -> tuple[Any, Any]:
     """The filter, as the kernel takes it: (the instructions, the sock_fprog that points at
     them; both must stay alive until the filter is loaded)."""
-    ld_abs, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
-    denied = sorted(_DENY)
-    base = 4 + len(denied)  # the clone test; then allow, deny (EPERM) and ENOSYS at the end
-    allow, deny, nosys = base + 4, base + 5, base + 6
-
-    def jump(at: int, target: int) -> int:  # BPF jumps count from the next instruction
-        return target - (at + 1)
-
-    program = [
-        _bpf(ld_abs, 0, 0, 4),  # seccomp_data.arch
-        _bpf(jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64, else kill
-        _bpf(ret, 0, 0, _RET_KILL),
-        _bpf(ld_abs, 0, 0, 0),  # seccomp_data.nr
-    ]
-    program += [_bpf(jeq, jump(4 + i, deny), 0, nr) for i, nr in enumerate(denied)]
-    program += [
-        _bpf(jeq, 0, jump(base, base + 3), _CLONE),
-        _bpf(ld_abs, 0, 0, 16),  # clone's flags (args[0], low word): a thread, not a process
-        _bpf(jset, jump(base + 2, allow), jump(base + 2, deny), _CLONE_THREAD),
-        _bpf(jeq, jump(base + 3, nosys), 0, _CLONE3),  # flags out of reach: glibc falls back
-        _bpf(ret, 0, 0, _RET_ALLOW),
-        _bpf(ret, 0, 0, _RET_ERRNO | _EPERM),
-        _bpf(ret, 0, 0, _RET_ERRNO | _ENOSYS),
-    ]
-    body = b"".join(program)
+    body = b"".join(_bpf(*op) for op in _assemble(_instructions()))
     filters = ctypes.create_string_buffer(body, len(body))
-    fprog = struct.pack("<HxxxxxxQ", len(program), ctypes.addressof(filters))
+    fprog = struct.pack("<HxxxxxxQ", len(body) // 8, ctypes.addressof(filters))
     return filters, ctypes.create_string_buffer(fprog, len(fprog))
+
+
+def _arg(n: int) -> int:
+    return 16 + 8 * n  # seccomp_data.args[n], its low word (pid_t and int are 32 bits)
+
+
+def _instructions() -> list[tuple[Any, ...]]:
+    """The program with symbolic jumps: (code, true target, false target, k), a target being
+    a label or None (the next instruction); ("label", name) marks where a label is."""
+    ops: list[tuple[Any, ...]] = [
+        (_LD, None, None, 4),  # seccomp_data.arch
+        (_JEQ, None, "kill", 0xC000003E),  # AUDIT_ARCH_X86_64, else kill
+        (_LD, None, None, 0),  # seccomp_data.nr
+        (_JGE, "deny", None, _X32),
+    ]
+    ops += [(_JEQ, "deny", None, nr) for nr in sorted(_DENY)]
+    ops += [(_JEQ, f"self{nr}", None, nr) for nr in sorted(_SELF_ONLY)]
+    ops += [
+        (_JEQ, "fcntl", None, _FCNTL),
+        (_JEQ, "clone", None, _CLONE),
+        (_JEQ, "nosys", "allow", _CLONE3),  # clone3's flags are out of reach: glibc falls back
+    ]
+    for nr, allowed in sorted(_SELF_ONLY.items()):
+        ops.append(("label", f"self{nr}"))
+        for n, value in sorted(allowed.items()):
+            ops += [(_LD, None, None, _arg(n)), (_JEQ, None, "deny", value)]
+        ops.append((_RET, None, None, _RET_ALLOW))
+    ops += [("label", "fcntl"), (_LD, None, None, _arg(1))]
+    ops += [(_JEQ, "deny", None, command) for command in _FCNTL_DENIED]
+    ops += [
+        (_RET, None, None, _RET_ALLOW),
+        ("label", "clone"),
+        (_LD, None, None, _arg(0)),  # clone's flags: a thread, not a process
+        (_JSET, "allow", "deny", _CLONE_THREAD),
+        ("label", "allow"), (_RET, None, None, _RET_ALLOW),
+        ("label", "deny"), (_RET, None, None, _RET_ERRNO | _EPERM),
+        ("label", "nosys"), (_RET, None, None, _RET_ERRNO | _ENOSYS),
+        ("label", "kill"), (_RET, None, None, _RET_KILL),
+    ]  # fmt: skip
+    return ops
+
+
+def _assemble(ops: list[tuple[Any, ...]]) -> list[tuple[int, int, int, int]]:
+    """Labels resolved to BPF's forward jumps (counted from the next instruction, at most
+    255: the filter is far shorter)."""
+    where: dict[str, int] = {}
+    code: list[tuple[Any, ...]] = []
+    for op in ops:
+        if op[0] == "label":
+            where[op[1]] = len(code)
+        else:
+            code.append(op)
+
+    def offset(at: int, target: Any) -> int:
+        jump = 0 if target is None else where[target] - (at + 1)
+        assert 0 <= jump <= 255, (target, jump)
+        return jump
+
+    return [(c, offset(i, jt), offset(i, jf), k) for i, (c, jt, jf, k) in enumerate(code)]

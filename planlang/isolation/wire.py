@@ -76,15 +76,20 @@ def describe(
 
 
 _classes: dict[str, type[Exception]] = {}
+# The other side chooses the names: only short ones are kept as they are, and only so many
+# are cached (a class made for each of a million 1 MB names would stay for the process's life).
+NAME_LENGTH = 100
+CACHED_NAMES = 1024
 
 
 def _named(name: str) -> type[Exception]:
-    """An exception class with this name (made once; the name is only a label)."""
+    """An exception class with this name (the name is only a label; a common one made once)."""
     cls = _classes.get(name)
     if cls is None:
-        safe = name if name.isidentifier() else "Error"
+        safe = name if len(name) <= NAME_LENGTH and name.isidentifier() else "Error"
         cls = type(safe, (Exception,), {"__str__": lambda self: str(self.args[0])})
-        _classes[name] = cls
+        if safe == name and len(_classes) < CACHED_NAMES:
+            _classes[name] = cls
     return cls
 
 

@@ -297,7 +297,8 @@ class Zygote:
         if stuck:  # its late answer would be taken for the next fork's: this server is done
             self.close()
             raise RuntimeError("The plan fork server stopped answering.")
-        if pid < 0:
+        if pid < 0:  # ended, or could not take the request (say, its open files): replaced
+            self.close()
             raise RuntimeError("The plan fork server has ended.")
         (reader, writer), *lanes = ours
         return pid, pidfd, reader, writer, lanes

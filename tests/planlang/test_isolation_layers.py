@@ -86,8 +86,8 @@ def assert_nobody_connected(server: socket.socket) -> None:
 def test_every_layer_is_reported_with_what_it_does() -> None:
     layers = planlang.isolation.layers()
     names = [layer["name"] for layer in layers]
-    for name in ("process", "environment", "user namespace", *KERNEL, "audit hook",
-                 "resource limits"):  # fmt: skip
+    for name in ("process", "environment", "own uid", "user namespace", "IPC namespace",
+                 "keyring", *KERNEL, "audit hook", "resource limits"):  # fmt: skip
         assert name in names
     assert all(layer["detail"] for layer in layers)  # a missing layer says why
 

@@ -84,8 +84,6 @@ def victim() -> Iterator[subprocess.Popen[bytes]]:
 # -- REDTEAM 1: the plan's process keeps the host's uid ----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 1: a child sets the limits and scheduling of "
-                   "any process of the host's user (prlimit64, setpriority, sched_*)")  # fmt: skip
 def test_a_child_cannot_change_the_limits_or_scheduling_of_another_process(
     pool: Pool, victim: subprocess.Popen[bytes]
 ) -> None:
@@ -113,8 +111,6 @@ def test_a_child_cannot_change_the_limits_or_scheduling_of_another_process(
     assert done == [] and after == before, (done, before, after)
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 1: a child lowers its fork server's open-file "
-                   "limit: every later run of the pool fails with RuntimeError")  # fmt: skip
 def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> None:
     """The same hole, aimed at the fork server (the child's parent: ``os.getppid()``): with
     its RLIMIT_NOFILE at 4 it can no longer take a fork request's 18 pipe ends, answers
@@ -138,8 +134,31 @@ def test_a_child_cannot_break_the_runs_after_it_through_its_fork_server() -> Non
         own.close()
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 11: a child changes the mode and times of any "
-                   "file of the host's user (chmod, utime): landlock spares metadata")  # fmt: skip
+def test_a_fork_server_that_cannot_take_a_request_is_replaced() -> None:
+    """REDTEAM 1's second half, from the host's side: whatever lowered the fork server's
+    open-file limit (no child can now), a server that answers a request with "no child"
+    while it still lives is closed, so the pool starts a fresh one: the run that met it
+    fails, the runs after it do not (the pool kept such a server for every later run)."""
+    own = Pool(1)
+    try:
+        box = Sandbox(limits=Limits(seconds=10), isolation="process")
+        box._pool = own  # type: ignore[attr-defined]
+        assert box.run("result = 1\n") == 1
+        server = own._zygote
+        assert server is not None
+        resource.prlimit(server.process.pid, resource.RLIMIT_NOFILE, (4, 4))
+        outcomes = []
+        for _ in range(4):
+            try:
+                outcomes.append(box.run("result = 1\n"))
+            except RuntimeError:
+                outcomes.append("failed")
+        assert outcomes.count("failed") <= 1 and outcomes[-2:] == [1, 1], outcomes
+        assert own._zygote is not server
+    finally:
+        own.close()
+
+
 def test_a_child_cannot_change_a_file_of_the_host(pool: Pool, tmp_path: Path) -> None:
     """Every layer active; landlock says "writes only inside the scratch directory". chmod
     and utime are not writes to landlock, and the kernel lets a file's owner (the same kernel
@@ -193,8 +212,6 @@ finally:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 12: a child reads the keys of the host's session "
-                   "keyring (keyctl is not filtered; the keyring is inherited)")  # fmt: skip
 def test_a_child_cannot_read_the_hosts_session_keyring() -> None:
     """Every layer active. A host that keeps its API key in the kernel's keyring (the
     ``keyring`` package's keyctl backend, a login's session keyring) hands it to every plan:
@@ -224,8 +241,6 @@ def pool_without_landlock() -> Iterator[Pool]:
     made.close()
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 2: fcntl F_SETOWN + F_SETSIG sends SIGKILL to "
-                   "any process; seccomp filters only kill/tkill/tgkill/sigqueue")  # fmt: skip
 def test_seccomp_alone_stops_a_signal_to_another_process(
     pool_without_landlock: Pool, victim: subprocess.Popen[bytes]
 ) -> None:
@@ -263,8 +278,6 @@ def _segments() -> set[int]:
         return {int(line.split()[1]) for line in list(table)[1:]}
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 3: no IPC namespace: a child's System V shared "
-                   "memory outlives it (memory past its limit, left behind)")  # fmt: skip
 def test_shared_memory_a_child_makes_does_not_outlive_it(pool: Pool) -> None:
     """Every layer active. The child shares the host's IPC namespace: shmget makes a segment
     that stays in the kernel after the plan's process is gone, until reboot. Attached,
@@ -288,8 +301,6 @@ def test_shared_memory_a_child_makes_does_not_outlive_it(pool: Pool) -> None:
     assert made < 0 or made not in left, f"segment {made} outlived the plan's process"
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 3: no IPC namespace: a child attaches and reads "
-                   "a shared memory segment of the host's user")  # fmt: skip
 def test_a_child_cannot_read_the_hosts_shared_memory(pool: Pool) -> None:
     """Every layer active; landlock says a child reads only the code it runs. A segment the
     host's user made (mode 0600) is the child's to attach: same kernel uid, same namespace."""
@@ -373,14 +384,13 @@ def test_a_deep_scratch_tree_is_removed_and_the_discarder_lives(pool: Pool) -> N
 # -- REDTEAM 5: host words that run after the run has returned -----------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 5: requests queued before the run's answer still "
-                   "run host words after Sandbox.run returned")  # fmt: skip
 def test_no_host_word_runs_after_the_run_returns(pool: Pool) -> None:
     """Every layer active. A child sends host calls outside any call of the host's (context
     None: they go to the endpoint's spare pool), then answers the run at once. The run
     returns; the spare pool is shut down without waiting, so the words already started run
     on, after the run is over (and its meter closed): a word that bills, writes or sends does
-    so for a run that has ended. In one process no host word runs after ``run`` returns."""
+    so for a run that has ended. In one process no host word runs after ``run`` returns (the
+    host refuses such requests: the run ends as a protocol break)."""
     events: list[tuple[str, float]] = []
 
     def w() -> int:
@@ -395,7 +405,10 @@ def test_no_host_word_runs_after_the_run_returns(pool: Pool) -> None:
         "time.sleep(0.5)  # the host's spare threads take them meanwhile\nresult = 'done'\n"
     )
     box = probed(pool, probe, Limits(seconds=5), w=w)
-    assert box.run("result = w\n") == "done"
+    try:
+        assert box.run("result = w\n") == "done"
+    except PlanError:
+        pass  # refused: as it should be
     returned = time.monotonic()
     running = sum(1 for kind, _ in events if kind == "start") - sum(
         1 for kind, _ in events if kind == "end"
@@ -408,8 +421,6 @@ def test_no_host_word_runs_after_the_run_returns(pool: Pool) -> None:
 # -- REDTEAM 6: notices queued for a busy host thread, without bound -----------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 6: notices for a waiting host thread queue "
-                   "without bound: host memory far past the plan's limit")  # fmt: skip
 def test_notices_for_a_busy_host_thread_are_bounded(pool: Pool) -> None:
     """The plan's host thread calls a plan function back (a host word ``w(f)``) and waits for
     its answer, reading the channel for it; the child never answers, and sends notices
@@ -439,8 +450,6 @@ def test_notices_for_a_busy_host_thread_are_bounded(pool: Pool) -> None:
 # -- REDTEAM 7: the host decoder's hashing budget counts nodes, not digits -----------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 7: a set key of references to one big int walks "
-                   "budget-many big-int hashes in one C call, holding the GIL")  # fmt: skip
 def test_a_key_of_shared_big_ints_is_refused_as_too_costly_to_hash() -> None:
     """``HASH_BUDGET`` bounds the tuple nodes hashing a frame's keys walks, each counted as 1;
     an int's hash is not cached and walks all its digits. A 1-tuple holding a 100 KB int,
@@ -457,8 +466,6 @@ def test_a_key_of_shared_big_ints_is_refused_as_too_costly_to_hash() -> None:
 # -- REDTEAM 8: the scratch directory has no quota -----------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 8: RLIMIT_FSIZE bounds one file; a child fills "
-                   "the host's disk with as many as it likes")  # fmt: skip
 def test_the_scratch_directory_holds_no_more_than_one_file_limit(pool: Pool) -> None:
     """Every layer active. Scratch is a directory of the host's /tmp (the host's disk, here
     one file system with everything else), bounded only per file (``RLIMIT_FSIZE``, 16 MiB)
@@ -482,8 +489,6 @@ def test_the_scratch_directory_holds_no_more_than_one_file_limit(pool: Pool) -> 
 # -- REDTEAM 9: error names a child sends are kept by the host for ever --------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 9: wire._named caches a class for every error "
-                   "name a child sends, its text kept for the host's life")  # fmt: skip
 def test_error_names_a_child_sends_are_not_kept_by_the_host(pool: Pool) -> None:
     """A callback's failure crosses as its error's type name, and the host makes an exception
     class of that name, cached in ``wire._classes`` by the name as sent: a child that fails
@@ -554,8 +559,6 @@ class _Store:
         return _admin
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 13: the host refuses '_'-named keywords for host "
-                   "words from a child, not for host objects' methods")  # fmt: skip
 def test_a_child_cannot_pass_an_underscore_keyword_to_a_host_method(pool: Pool) -> None:
     """Every layer active. The plan's wrapper refuses ``s.put(**{'_admin': True})`` in both
     modes, and for a host word the host refuses it again for a child that skips the wrapper
@@ -629,9 +632,6 @@ print("host alive")
 """
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 15: a child closes its end of the channel and "
-                   "asks a host word: the host's answer raises SIGPIPE, which kills a host "
-                   "whose SIGPIPE is not ignored")  # fmt: skip
 def test_a_child_that_closes_its_reading_end_does_not_kill_the_host() -> None:
     """Every layer active. The channel is a pair of pipes; the host writes its answer to one
     whose reader the child has closed, and the kernel sends the host SIGPIPE. Python ignores
@@ -655,8 +655,6 @@ def test_a_child_that_closes_its_reading_end_does_not_kill_the_host() -> None:
 # -- REDTEAM 16: a callback that fails "passthrough" raises a BaseException in host code ----------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 16: a child fails a callback as 'passthrough': "
-                   "the host word gets HostStop, a BaseException")  # fmt: skip
 def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: Pool) -> None:
     """Every layer active. ``lanes._failure`` turns a callback's failure described as
     "passthrough" into the host's own passthrough error when there is one, and otherwise
@@ -664,7 +662,8 @@ def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: P
     (the runtime's worker, an embedder's fan-out thread) that guards a plan function with
     ``except Exception`` is unwound past its handler; on a thread of the embedder's it ends
     the thread. In one process a plan function cannot raise a BaseException into host code
-    (an interrupt is already made a ``PlanLimitError`` here, for that reason)."""
+    (an interrupt is already made a ``PlanLimitError`` here, for that reason). The host makes
+    it a protocol break: the host word catches a ``PlanLimitError``, and the run ends so."""
     seen: list[str] = []
 
     def w(f: Any) -> str:
@@ -683,16 +682,14 @@ def test_a_callback_a_child_fails_raises_an_exception_the_host_can_catch(pool: P
         "reply = ep._reader.read()\nresult = reply[3]\n"
     )
     box = probed(pool, probe, Limits(seconds=5), w=w)
-    assert box.run("result = w\n") == "done"
-    assert len(seen) == 1 and not seen[0].startswith("BaseException"), seen
+    with pytest.raises(PlanLimitError, match="broke the protocol"):
+        box.run("result = w\n")
+    assert seen == ["PlanLimitError"], seen
 
 
 # -- REDTEAM 17: a child nests host calls in callbacks past the plan's depth limit --------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 17: a child nests host word -> callback -> host "
-                   "word on one host thread past Limits.depth (a host that raised its "
-                   "recursion limit dies with SIGSEGV)")  # fmt: skip
 def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -> None:
     """Every layer active. ``w(f)`` calls ``f`` back; ``f`` calls ``w`` (a plan's recursion
     through a host word): in both modes the plan ends at ``Limits.depth`` (here 20: 21 calls
@@ -719,18 +716,31 @@ def test_a_child_cannot_nest_host_calls_past_the_plans_depth_limit(pool: Pool) -
         "result = i\n"
     )
     box = probed(pool, probe, Limits(seconds=10, depth=20), w=w)
-    try:
+    with pytest.raises(PlanLimitError) as ended:
         box.run("result = w\n")
-    except PlanError:
-        pass  # refused: as it should be
+    assert ended.value.kind == "depth", ended.value
     assert depth[0] <= 21, f"the host nested {depth[0]} calls of w on one thread"
+
+
+@pytest.mark.parametrize("isolation", ["inprocess", "process"])
+def test_a_plan_recursing_through_a_host_word_ends_as_in_one_process(isolation: str) -> None:
+    """The host's own bound on nesting leaves an honest plan to its process's count: the
+    same error, with its line, after the same 21 calls of ``w`` at depth 20, in both modes."""
+    calls = [0]
+
+    def w(f: Any) -> Any:
+        calls[0] += 1
+        return f()
+
+    box = Sandbox(host={"w": w}, limits=Limits(seconds=10, depth=20), isolation=isolation)
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("def f():\n    return w(f)\nresult = w(f)\n")
+    assert (ended.value.kind, ended.value.line, calls[0]) == ("depth", 1, 21), ended.value
 
 
 # -- REDTEAM 18: no bound on a child's threads: the machine's process ids ------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="REDTEAM 18: a child starts threads without bound (no "
-                   "RLIMIT_NPROC, no pids cgroup): the machine's process ids run out")  # fmt: skip
 def test_a_child_cannot_start_threads_past_what_a_plan_needs(pool: Pool) -> None:
     """Every layer active. A thread is a kernel task with a process id; seccomp lets threads
     be made (it must), ``RLIMIT_NPROC`` is not set (it does not hold root) and no pids cgroup

@@ -57,6 +57,26 @@ def test_price_reports_calls_and_credits_per_phase_and_role():
     assert report.total["credits"].median == pytest.approx(1.39)
 
 
+@pytest.mark.parametrize("isolation", ["inprocess", "process"])
+def test_a_price_keeps_none_of_its_rehearsals_runs(isolation):
+    """Each rehearsal's run, with its workers, is let go once the report is made (the tool
+    door each rehearsal opens held its run for good: a long-lived process grew with every
+    price, and each full collection of the garbage collector walked them all)."""
+    import gc
+
+    from runtime.records import WorkerRecord
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, Run | WorkerRecord))
+
+    price(FIXED_FAN_OUT, settings=SETTINGS, seeds=1, isolation=isolation)  # warm
+    before = alive()
+    report = price(FIXED_FAN_OUT, settings=SETTINGS, seeds=3, isolation=isolation)
+    assert report.ok, report.problems
+    assert alive() == before
+
+
 def test_predicted_credits_equal_a_scripted_real_run_exactly():
     report = price(FIXED_FAN_OUT, settings=SETTINGS)
     llm = LLM(Ledger(":memory:"), client=scripted_client, budget=Budget(100), settings=SETTINGS)

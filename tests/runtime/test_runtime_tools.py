@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runtime import LLM, Budget, Ledger, OutcomeUnknown, Run, Settings, ToolError
+from runtime import LLM, Budget, Ledger, OutcomeUnknown, Run, RunError, Settings, ToolError
 from runtime.reply import Reply
 from runtime.tools import ToolCacheMiss, ToolSpec, forget_in_flight, tool_door, tool_key
 
@@ -144,3 +144,20 @@ def test_without_a_ledger_a_call_is_sent_each_time() -> None:
     server = Server()
     assert call(run_with(None), server, {"line": "x"}) == {"n": 1}
     assert call(run_with(None), server, {"line": "x"}) == {"n": 2}
+
+
+def test_a_run_with_a_tool_door_is_freed_once_nothing_else_holds_it() -> None:
+    """The door is the value of its run's weak key: holding the run itself kept both, and every
+    rehearsal's run with its workers, alive for good (a price leaked them all)."""
+    import gc
+    import weakref
+
+    run = run_with(None, standin=lambda model, messages, **params: Reply(text=""))
+    assert call(run, Server(), {"line": "x"}) == "stand-in"
+    door = tool_door(run)
+    gone = weakref.ref(run)
+    del run
+    gc.collect()
+    assert gone() is None
+    with pytest.raises(RunError, match="has ended"):  # a door kept past its run says so
+        door.cancelled()

@@ -1,0 +1,121 @@
+"""The handles of one isolated run: what the host hands the plan's process for its values.
+
+A host word, host object or host iterator never crosses: the child gets a number, and the
+host keeps the value in a table of the run (``words``, ``objects``, ``iterators``). A plan
+function the host is handed back arrives as a ``Callback`` of its number. The encoder and
+decoder of a run (``encode``, ``decode``) use these tables, so what crosses is plain data.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain
+from planlang.isolation.known_values import KnownValues
+from planlang.isolation.lanes import Callback
+from planlang.isolation.word_names import plain_signature
+from planlang.sandbox.wall import HostObject, HostProxy, HostWord
+
+if TYPE_CHECKING:
+    from planlang.sandbox.inprocess import Sandbox
+
+__all__ = ["Handles", "host_adapt"]
+
+
+def host_adapt(value: Any) -> Any:
+    """Host values going in, as ``freeze`` treats them: mappings and sequences as plain."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, list | tuple):
+        return list(value) if isinstance(value, list) else tuple(value)
+    if isinstance(value, set | frozenset):
+        return frozenset(value)
+    return None
+
+
+class Handles:
+    """The tables of one run's handles, and its encoder and decoder."""
+
+    def __init__(self, box: Sandbox):
+        self.box = box
+        self.words: dict[int, Callable[..., Any]] = {}
+        self.word_names: dict[int, str] = {}  # a plan's own name for a plain-signature word
+        self.objects: dict[int, HostProxy] = {}
+        self.iterators: dict[int, Iterator[Any]] = {}
+        self._callbacks: dict[int, Callback] = {}
+        self._lock = threading.Lock()
+        self._known = KnownValues()  # a worker's schema, decoded once a run
+
+    def _new_id(self, table: dict[int, Any], value: Any) -> int:
+        with self._lock:
+            key = len(self.words) + len(self.objects) + len(self.iterators) + 1
+            table[key] = value
+        return key
+
+    def _object(self, proxy: HostProxy) -> Any:
+        oid = self._new_id(self.objects, proxy)
+        return {"o": [oid, sorted(proxy._methods), sorted(proxy._attributes), proxy._label]}
+
+    def _host_handle(self, label: str) -> Callable[[Any], Any]:
+        def handle(value: Any) -> Any:
+            if isinstance(value, HostWord):
+                # a word that takes text gets its arguments as text made in the plan's process
+                # (priced there): the host never stringifies a plan value (issue 13, item 21)
+                wid = self._new_id(self.words, value.fn)
+                if not value.text:
+                    self._name_word(wid, value, value.fn, label)
+                return {"wt" if value.text else "w": wid}
+            if isinstance(value, HostObject):
+                proxy = HostProxy(value.obj, frozenset(value.methods),
+                                  frozenset(value.attributes), value.name or label)  # fmt: skip
+                return self._object(proxy)
+            if isinstance(value, HostProxy):
+                return self._object(value)
+            if isinstance(value, Callback) and value.session is self:
+                return {"c": value.cid}
+            if callable(value) and not isinstance(value, type):
+                wid = self._new_id(self.words, value)
+                self._name_word(wid, value, value, label)
+                return {"w": wid}
+            return self._object(HostProxy(value, frozenset(), frozenset(), label))
+
+        return handle
+
+    def _name_word(self, wid: int, value: Any, fn: Callable[..., Any], label: str) -> None:
+        if value is self.box.host.get(label) and plain_signature(fn):  # a word at the top
+            self.word_names[wid] = label
+
+    def _result_handle(self, where: str) -> Callable[[Any], Any]:
+        def handle(value: Any) -> Any:
+            if isinstance(value, Callback) and value.session is self:
+                return {"c": value.cid}
+            if isinstance(value, HostProxy):
+                return self._object(value)
+            raise CodecError(f"{where} gave a {type(value).__name__}, which is not plain data.")
+
+        return handle
+
+    def encode(self, value: Any, where: str = "The host") -> Any:
+        return Encoder(self._result_handle(where), adapt_plain).encode(value)
+
+    def _callback(self, cid: Any) -> Callback:
+        cid = int(cid)
+        with self._lock:
+            found = self._callbacks.get(cid)
+            if found is None:
+                found = self._callbacks[cid] = Callback(self, cid)  # type: ignore[arg-type]  # a _Session
+        return found
+
+    def decode(self, data: Any, keywords: bool = False) -> Any:
+        """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
+        call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
+        decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
+                          guarded=True)  # fmt: skip
+        try:
+            return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
+        except RecursionError:
+            raise CodecError("A value from the plan nests too deeply for the host.") from None
+        except (KeyError, ValueError) as error:
+            raise CodecError(f"A value from the plan could not be read: {error}") from None
