@@ -14,16 +14,23 @@ serves a request (a host word calling back a plan function it was given, inside 
 goes on on the channel or lane of that request, as before; with every lane taken, a callback
 goes over the run's channel as before.
 
-A callback whose last act is a host call (``lambda: agent(...)``, the usual thunk) is two
-frames, not four: the plan's process asks for that call as a ``tail`` (``peer.Peer.call_op``
-says when it is one), and the host, when its answer would cross as itself (plain JSON, or a
-scalar), takes it as the callback's result, copied as a crossing copies it, and sends
-nothing. The plan's side waits as it would for the answer; the host's next request on the
-lane, a callback of its own, says the tail was taken, and the finished callback's frames are
-unwound (``TailTaken``) for the lane's thread to serve it. Any other answer (an error, a value
-that needs the codec, one too large to take as it is) is sent as a call's, and the callback
-goes on as before. The host runs only its own word, as for a call, and hands its own caller
-only a copy of what that word returned.
+A callback whose last act is a host call (``lambda: agent(...)``, the usual thunk) is three
+frames, not four, and nobody waits for the third: the plan's process asks for that call as a
+``tail`` (``peer.Peer.call_op`` says when it is one), and the host, when its answer would
+cross as itself (plain JSON, or a scalar), takes it as the callback's result, copied as a
+crossing copies it, and tells the plan's process so (a ``taken`` notice), which unwinds the
+finished callback's frames at once (``TailTaken``; they hold what the plan made in it). Any
+other answer (an error, a value that needs the codec, one too large to take as it is) is sent
+as a call's, and the callback goes on as before. The host runs only its own word, as for a
+call, and hands its own caller only a copy of what that word returned.
+
+What the plan's side would do after the word returns is the check of its host word's
+wrapper: a limit that tripped meanwhile fails the callback. A trip in the plan's process
+reaches the host first as a limit in the answer of a callback (a plan cannot catch a limit,
+and the wrapper of every host call raises it before asking), or as the run's end. So the
+host takes a tail only while it has heard of no limit from that run, the run goes on, and
+its deadline has not passed (``_Session.takes_tail``); else the answer goes back, and the
+plan's process decides, as without tails.
 """
 
 from __future__ import annotations
@@ -60,16 +67,18 @@ TAKEN = "taken"  # a callback's ``ok`` when a tail's answer is its value (a host
 class TailTaken(BaseException):  # noqa: N818 - not an error: how a finished callback unwinds
     """In the plan's process, where a tail call waits: the host took its answer as the
     callback's. Raised through the callback's frames (none has a handler: ``call_op``) to its
-    lane's loop, which serves ``frame``, the host's next request, read meanwhile."""
-
-    def __init__(self, frame: list[Any]):
-        super().__init__()
-        self.frame = frame
+    lane's loop, which waits for the next callback."""
 
 
 class Lane(Endpoint):
     """An endpoint that one thread of each side uses at a time: that thread reads every
-    frame itself (each is for it), so nothing is routed, queued or handed on."""
+    frame itself (each is for it), so nothing is routed, queued or handed on.
+
+    ``takes_tail`` (the host's) says whether a tail's plain answer may be taken now."""
+
+    def __init__(self, *args: Any, takes_tail: Callable[[], bool] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._takes_tail = takes_tail
 
     def request(
         self,
@@ -106,9 +115,9 @@ class Lane(Endpoint):
                         else:
                             self._handle(frame)
                         continue
-                    if tail and frame[2] is None:  # the host's next callback: it took ours
-                        raise TailTaken(frame)
                 elif kind == "n" and (frame[1] is None or frame[1] == rid):
+                    if tail and frame[2] == TAKEN:  # the host took ours: unwind it now
+                        raise TailTaken
                     self._notice(frame[2], frame[3])
                     continue
                 if kind == "q" or kind == "n":
@@ -119,17 +128,23 @@ class Lane(Endpoint):
                 waiting.pop()
 
     def _tail(self, qid: int, payload: Any) -> tuple[Any, Any] | None:
-        """The host's side of a tail call: served as a call; an answer that would cross as
-        itself is the callback's (a copy, as the crossing makes one, within what a frame may
-        hold as it is), and nothing is sent: (TAKEN, the value); any other is sent, and None
-        returned."""
+        """The host's side of a tail call: served as a call. While tails may be taken, an
+        answer that would cross as itself is the callback's (a copy, as the crossing makes
+        one, within what a frame may hold as it is): the plan's process is told so, and
+        (TAKEN, the value) returned. Any other is sent as a call's, and None returned."""
         ok, answer = self._served(qid, "call", payload)
-        if ok is PLAIN:
-            body = dumps(answer)
-            if len(body) <= self._reader.cheap:
-                return TAKEN, loads(body)
-        elif ok is True and flat(answer):
-            return TAKEN, answer
+        takes = self._takes_tail
+        if takes is not None and takes():  # after the word: as its wrapper's check
+            if ok is PLAIN:
+                body = dumps(answer)
+                taken = len(body) <= self._reader.cheap
+                if taken:
+                    answer = loads(body)
+            else:
+                taken = ok is True and flat(answer)
+            if taken:
+                self.send(["n", qid, TAKEN, None])  # ChannelClosed: the run is over
+                return TAKEN, answer
         self._reply(qid, ok, answer)
         return None
 
@@ -160,22 +175,18 @@ class Lane(Endpoint):
     def serve_forever(self) -> None:
         """Serve every request the other side sends, on this thread, until the lane closes
         (the plan's process runs one such thread a lane)."""
-        frame = None
         while self.closed is None:
-            if frame is None:
-                try:
-                    frame = self._read(None, False)  # idle until the next callback: no polling
-                except ChannelClosed:
-                    return
+            try:
+                frame = self._read(None, False)  # idle until the next callback: no polling
+            except ChannelClosed:
+                return
             if frame[0] != "q" and frame[0] != "n":
                 self.close("a frame was not a request")
                 return
             try:
                 self._handle(frame)
-            except TailTaken as taken:
-                frame = taken.frame  # the host's next request, read where the tail call waited
-            else:
-                frame = None
+            except TailTaken:
+                pass  # the host took the callback's last host call's answer: nothing to send
 
     def _read(self, until: float | None, spin: bool) -> Any:
         """The next frame, checked to be a message; ChannelClosed once the lane is over."""
@@ -323,7 +334,10 @@ class Callback:
         if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
             return answer
         if not ok:
-            raise _failure(session, answer)
+            error = _failure(session, answer)
+            if isinstance(error, PlanLimitError):  # a limit of the plan's: no more tails
+                session.limit_heard = error
+            raise error
         try:
             return session.decode(answer)
         except CodecError as error:  # it names a handle it was never given, say
