@@ -14,23 +14,25 @@ serves a request (a host word calling back a plan function it was given, inside 
 goes on on the channel or lane of that request, as before; with every lane taken, a callback
 goes over the run's channel as before.
 
-A callback whose last act is a host call (``lambda: agent(...)``, the usual thunk) is three
-frames, not four, and nobody waits for the third: the plan's process asks for that call as a
-``tail`` (``peer.Peer.call_op`` says when it is one), and the host, when its answer would
-cross as itself (plain JSON, or a scalar), takes it as the callback's result, copied as a
-crossing copies it, and tells the plan's process so (a ``taken`` notice), which unwinds the
-finished callback's frames at once (``TailTaken``; they hold what the plan made in it). Any
-other answer (an error, a value that needs the codec, one too large to take as it is) is sent
-as a call's, and the callback goes on as before. The host runs only its own word, as for a
-call, and hands its own caller only a copy of what that word returned.
+A callback whose last act is a host call (``lambda: agent(...)``, the usual thunk) is two
+frames, not four: the plan's process asks for that call as a ``tail`` (``peer.Peer.call_op``
+says when it is one) and unwinds the callback's frames at once, nothing of them being left
+to run (``peer.TailSent``): what the plan made in it is freed while the host works. The host,
+when the answer would cross as itself (plain JSON, or a scalar), takes it as the callback's
+result, copied as a crossing copies it, and sends nothing; its next request on the lane, a
+callback of its own, says so (``TailTaken``). Any other answer (an error, a value that needs
+the codec, one too large to take as it is) is sent as a call's, and the plan's process does
+with it what the callback would have done: its host word's wrapper's last lines, and its
+result or error as it crosses (an error names the line of the call). The host runs only its
+own word, as for a call, and hands its own caller only a copy of what that word returned.
 
-What the plan's side would do after the word returns is the check of its host word's
-wrapper: a limit that tripped meanwhile fails the callback. A trip in the plan's process
-reaches the host first as a limit in the answer of a callback (a plan cannot catch a limit,
-and the wrapper of every host call raises it before asking), or as the run's end. So the
-host takes a tail only while it has heard of no limit from that run, the run goes on, and
-its deadline has not passed (``_Session.takes_tail``); else the answer goes back, and the
-plan's process decides, as without tails.
+What the plan's side does after the word returns includes the wrapper's check: a limit that
+tripped meanwhile fails the callback. A trip in the plan's process reaches the host first as
+a limit in the answer of a callback (a plan cannot catch a limit, and the wrapper of every
+host call raises it before asking), or as the run's end. So the host takes a tail only while
+it has heard of no limit from that run, the run goes on, and its deadline has not passed
+(``_Session.takes_tail``); else the answer goes back, and the plan's process decides, as
+without tails.
 """
 
 from __future__ import annotations
@@ -64,10 +66,14 @@ TAIL = "tail"  # the op of a host call whose answer is the callback's (a "call" 
 TAKEN = "taken"  # a callback's ``ok`` when a tail's answer is its value (a host value, copied)
 
 
-class TailTaken(BaseException):  # noqa: N818 - not an error: how a finished callback unwinds
-    """In the plan's process, where a tail call waits: the host took its answer as the
-    callback's. Raised through the callback's frames (none has a handler: ``call_op``) to its
-    lane's loop, which waits for the next callback."""
+class TailTaken(BaseException):  # noqa: N818 - not an error: how a served callback ends
+    """In the plan's process, where a tail's answer is waited for: the host took it as the
+    callback's. Raised to the lane's loop, which serves ``frame``, the host's next callback,
+    read meanwhile."""
+
+    def __init__(self, frame: list[Any]):
+        super().__init__()
+        self.frame = frame
 
 
 class Lane(Endpoint):
@@ -88,50 +94,62 @@ class Lane(Endpoint):
         until: float | None = None,
         hand_off: Callable[[Callable[[], tuple[Any, Any]]], tuple[Any, Any]] | None = None,
     ) -> tuple[Any, Any]:
-        """Ask the other side; serve what it asks meanwhile (requests within this one).
-        A ``tail`` waits as idle as a lane's loop (it is not counted among the waiters: its
-        answer may never come)."""
+        """Ask the other side; serve what it asks meanwhile (requests within this one)."""
         rid = next(self._ids)
         self.send(["q", rid, self._local.serving, op, payload])
-        tail = op == TAIL
-        if not tail:
-            waiting.append(None)
+        waiting.append(None)
         try:
-            while True:
-                frame = self._read(until, not tail and len(waiting) <= 1)
-                kind = frame[0]
-                if kind == "p":
-                    if frame[1] == rid:
-                        return PLAIN, frame[2]
-                elif kind == "a":
-                    if frame[1] == rid:
-                        return bool(frame[2]), frame[3]
-                elif kind == "q":
-                    if frame[2] == rid:  # asked of this thread within its own request
-                        if frame[3] == TAIL and op == "callback":
-                            taken = self._tail(frame[1], frame[4])
-                            if taken is not None:
-                                return taken
-                        else:
-                            self._handle(frame)
-                        continue
-                elif kind == "n" and (frame[1] is None or frame[1] == rid):
-                    if tail and frame[2] == TAKEN:  # the host took ours: unwind it now
-                        raise TailTaken
-                    self._notice(frame[2], frame[3])
-                    continue
-                if kind == "q" or kind == "n":
-                    self.close("a frame was not a message for this lane's thread")
-                    raise ChannelClosed(self.closed)
+            return self._wait(rid, op, until)
         finally:
-            if not tail:
-                waiting.pop()
+            waiting.pop()
+
+    def ask_tail(self, payload: Any) -> int:
+        """In the plan's process: ask for a host call as a tail; its number, for
+        ``tail_answer``."""
+        rid = next(self._ids)
+        self.send(["q", rid, self._local.serving, TAIL, payload])
+        return rid
+
+    def tail_answer(self, rid: int) -> tuple[Any, Any]:
+        """The answer to tail ``rid``, if the host sends one (serving what it asks within it
+        meanwhile); TailTaken with the host's next callback if it took the answer. Waits as
+        idle as a lane's loop, not counted among the waiters: its answer may never come."""
+        return self._wait(rid, TAIL, None)
+
+    def _wait(self, rid: int, op: str, until: float | None) -> tuple[Any, Any]:
+        tail = op == TAIL
+        while True:
+            frame = self._read(until, not tail and len(waiting) <= 1)
+            kind = frame[0]
+            if kind == "p":
+                if frame[1] == rid:
+                    return PLAIN, frame[2]
+            elif kind == "a":
+                if frame[1] == rid:
+                    return bool(frame[2]), frame[3]
+            elif kind == "q":
+                if frame[2] == rid:  # asked of this thread within its own request
+                    if frame[3] == TAIL and op == "callback":
+                        taken = self._tail(frame[1], frame[4])
+                        if taken is not None:
+                            return taken
+                    else:
+                        self._handle(frame)
+                    continue
+                if tail and frame[2] is None:  # the host's next callback: it took ours
+                    raise TailTaken(frame)
+            elif kind == "n" and (frame[1] is None or frame[1] == rid):
+                self._notice(frame[2], frame[3])
+                continue
+            if kind == "q" or kind == "n":
+                self.close("a frame was not a message for this lane's thread")
+                raise ChannelClosed(self.closed)
 
     def _tail(self, qid: int, payload: Any) -> tuple[Any, Any] | None:
         """The host's side of a tail call: served as a call. While tails may be taken, an
         answer that would cross as itself is the callback's (a copy, as the crossing makes
-        one, within what a frame may hold as it is): the plan's process is told so, and
-        (TAKEN, the value) returned. Any other is sent as a call's, and None returned."""
+        one, within what a frame may hold as it is), nothing is sent, and (TAKEN, the value)
+        returned. Any other is sent as a call's, and None returned."""
         ok, answer = self._served(qid, "call", payload)
         takes = self._takes_tail
         if takes is not None and takes():  # after the word: as its wrapper's check
@@ -143,7 +161,6 @@ class Lane(Endpoint):
             else:
                 taken = ok is True and flat(answer)
             if taken:
-                self.send(["n", qid, TAKEN, None])  # ChannelClosed: the run is over
                 return TAKEN, answer
         self._reply(qid, ok, answer)
         return None
@@ -175,18 +192,22 @@ class Lane(Endpoint):
     def serve_forever(self) -> None:
         """Serve every request the other side sends, on this thread, until the lane closes
         (the plan's process runs one such thread a lane)."""
+        frame = None
         while self.closed is None:
-            try:
-                frame = self._read(None, False)  # idle until the next callback: no polling
-            except ChannelClosed:
-                return
+            if frame is None:
+                try:
+                    frame = self._read(None, False)  # idle until the next callback: no polling
+                except ChannelClosed:
+                    return
             if frame[0] != "q" and frame[0] != "n":
                 self.close("a frame was not a request")
                 return
             try:
                 self._handle(frame)
-            except TailTaken:
-                pass  # the host took the callback's last host call's answer: nothing to send
+            except TailTaken as taken:  # nothing to send: the host took the tail's answer
+                frame = taken.frame  # its next callback, read where that answer was waited for
+            else:
+                frame = None
 
     def _read(self, until: float | None, spin: bool) -> Any:
         """The next frame, checked to be a message; ChannelClosed once the lane is over."""

@@ -28,9 +28,21 @@ from planlang.isolation.codec import (
 from planlang.isolation.frames import FrameReader
 from planlang.isolation.lanes import LANE_EXIT, TAIL, Lane, TailTaken
 from planlang.isolation.wire import describe, raised
+from planlang.sandbox.host_words import after_call
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
-__all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord"]
+__all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord", "TailSent"]
+
+
+class TailSent(BaseException):  # noqa: N818 - not an error: how a callback's frames unwind
+    """Raised where a tail call is asked for (``RemoteWord``), through the callback's frames
+    (none has a handler, and none has anything left to run: ``Peer.call_op``) to
+    ``Peer.serve``, which waits for the tail's answer with nothing of them held. It carries
+    what is left to do: the wrapper's last lines (its globals), and the plan's line."""
+
+    def __init__(self, rid: int, wrapper_globals: dict[str, Any], line: int | None):
+        super().__init__()
+        self.rid, self.wrapper_globals, self.line = rid, wrapper_globals, line
 
 
 class _Lane(threading.local):
@@ -156,6 +168,12 @@ class Peer:
         ok, answer = endpoint.request(op, payload)
         if ok is PLAIN:  # plain JSON: the parser's new dict is already what the plan gets
             return answer
+        return self._answered(ok, answer)
+
+    def _answered(self, ok: Any, answer: Any) -> Any:
+        """A host call's answer as the plan gets it (``ask``: PLAIN is as it stands)."""
+        if ok is PLAIN:
+            return answer
         if not ok:
             raise raised(answer)
         kind = type(answer)
@@ -171,18 +189,35 @@ class Peer:
             fid, args, kwargs = payload
             fn = self.functions[int(fid)]
             positional, keywords = decode_arguments(args, kwargs, self.decode)
-            result = fn(*positional, **keywords)
-            if flat(result):
-                return True, result
-            # the usual result of a thunk (a host word's answer), unless a container in it is
-            # there twice: the host holds it as one, as it holds the plan's own in one process
-            if plain_tree(result):
-                return PLAIN, result
-            return True, self.encode(result)
+            try:
+                result = fn(*positional, **keywords)
+            except TailSent as sent:  # its frames are gone once this handler is left
+                tail = sent.rid, sent.wrapper_globals, sent.line
+            else:
+                return self._result(result)
+            try:  # what the callback would do after its last host call, that call's answer
+                lane = self._lane.endpoint
+                assert isinstance(lane, Lane)
+                result = after_call(tail[1], self._answered(*lane.tail_answer(tail[0])))
+            except TailTaken:
+                raise  # the host took the tail's answer as the callback's own
+            except BaseException as error:  # noqa: BLE001 - raised where the call was made
+                return False, describe(error, filename=self.filename, at=tail[2])
+            return self._result(result)
         except TailTaken:
-            raise  # the host took the callback's last host call's answer as its own
+            raise
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             return False, describe(error, filename=self.filename)
+
+    def _result(self, result: Any) -> tuple[Any, Any]:
+        """A callback's result, as it crosses."""
+        if flat(result):
+            return True, result
+        # the usual result of a thunk (a host word's answer), unless a container in it is
+        # there twice: the host holds it as one, as it holds the plan's own in one process
+        if plain_tree(result):
+            return PLAIN, result
+        return True, self.encode(result)
 
 
 _SERVE = Peer.serve.__code__  # the frame that calls a plan function back
@@ -231,9 +266,13 @@ class RemoteWord:
         peer = self.peer
         positional, keywords = encode_arguments(args, kwargs, peer.encode)
         payload = [self.wid, positional, keywords, peer.caller_line()]
-        # a tail only on a lane (on the run's channel, no frame is looked at)
-        op = "call" if peer._lane.endpoint is None else peer.call_op(sys._getframe(1))
-        return peer.ask(op, payload)
+        lane = peer._lane.endpoint  # a tail only on a lane (on the run's channel, no frame
+        if lane is not None:  # is looked at)
+            wrapper = sys._getframe(1)
+            if peer.call_op(wrapper) == TAIL:
+                assert isinstance(lane, Lane)
+                raise TailSent(lane.ask_tail(payload), wrapper.f_globals, payload[3])
+        return peer.ask("call", payload)
 
 
 class RemoteObject:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from lane_probes import calls_back_on_a_thread, lane_probe
 
-from planlang.errors import PlanLimitError
+from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import lanes as lanes_module
 from planlang.isolation.peer import tail_calls
 from planlang.isolation.pool import Pool
@@ -207,3 +207,29 @@ def test_a_tail_for_a_request_the_host_did_not_make_breaks_the_protocol(pool: Po
         box.run("result = [w, v]\n")
     assert ended.value.kind == "crash", ended.value
     assert len(results) == 1 and isinstance(results[0], PlanLimitError)
+
+
+def test_an_error_after_a_tail_call_names_the_line_of_that_call(tails: list[bool]) -> None:
+    """The plan's process unwinds a tail's callback before its answer comes (nothing of it is
+    left to run); an error the answer brings still names the plan line of the call, as in one
+    process, when it ends the run."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="test-fan")
+
+    def fan_out(thunks: list[Callable[[], Any]]) -> list[Any]:
+        return list(pool.map(lambda thunk: thunk(), thunks))  # the first error ends the run
+
+    def fails() -> Any:
+        raise ValueError("no answer")
+
+    source = "thunk = (lambda:\n    fails())\nresult = fan_out([thunk])\n"
+    lines = []
+    for mode in MODES:
+        box = Sandbox(host={"fan_out": fan_out, "fails": fails}, limits=Limits(seconds=20),
+                      isolation=mode)  # fmt: skip
+        with pytest.raises(PlanError) as raised:
+            box.run(source)
+        lines.append((type(raised.value).__name__, raised.value.line))
+    pool.shutdown()
+    assert tails == [False]  # asked for as a tail; its error went back to the plan's process
+    assert lines[1] == lines[0]
+    assert lines[0][1] == 2
