@@ -20,11 +20,12 @@ says when it is one) and unwinds the callback's frames at once, nothing of them 
 to run (``peer.TailSent``): what the plan made in it is freed while the host works. The host,
 when the answer would cross as itself (plain JSON, or a scalar), takes it as the callback's
 result, copied as a crossing copies it, and sends nothing; its next request on the lane, a
-callback of its own, says so (``TailTaken``). Any other answer (an error, a value that needs
-the codec, one too large to take as it is) is sent as a call's, and the plan's process does
-with it what the callback would have done: its host word's wrapper's last lines, and its
-result or error as it crosses (an error names the line of the call). The host runs only its
-own word, as for a call, and hands its own caller only a copy of what that word returned.
+callback of its own, says so (``TAKEN``: the plan's side sends no answer). Any other answer
+(an error, a value that needs the codec, one too large to take as it is) is sent as a call's,
+and the plan's process does with it what the callback would have done: its host word's
+wrapper's last lines, and its result or error as it crosses (an error names the line of the
+call). The host runs only its own word, as for a call, and hands its own caller only a copy
+of what that word returned.
 
 What the plan's side does after the word returns includes the wrapper's check: a limit that
 tripped meanwhile fails the callback. A trip in the plan's process reaches the host first as
@@ -58,22 +59,14 @@ from planlang.isolation.wire import raised
 if TYPE_CHECKING:
     from planlang.isolation.parent import _Session
 
-__all__ = ["LANES", "LANE_EXIT", "TAIL", "Callback", "Lane", "Lanes", "TailTaken"]
+__all__ = ["LANES", "LANE_EXIT", "TAIL", "TAKEN", "Callback", "Lane", "Lanes"]
 
 LANES = 8  # per plan process: a fan-out of that width crosses no thread on either side
 LANE_EXIT = 4  # how a plan process exits when it cannot start a lane's thread (its memory)
 TAIL = "tail"  # the op of a host call whose answer is the callback's (a "call" otherwise)
-TAKEN = "taken"  # a callback's ``ok`` when a tail's answer is its value (a host value, copied)
-
-
-class TailTaken(BaseException):  # noqa: N818 - not an error: how a served callback ends
-    """In the plan's process, where a tail's answer is waited for: the host took it as the
-    callback's. Raised to the lane's loop, which serves ``frame``, the host's next callback,
-    read meanwhile."""
-
-    def __init__(self, frame: list[Any]):
-        super().__init__()
-        self.frame = frame
+# A callback's ``ok`` when a tail's answer is its value: on the host, with that value (a copy);
+# in the plan's process, with the host's next request on the lane, which said so
+TAKEN = "taken"
 
 
 class Lane(Endpoint):
@@ -112,7 +105,7 @@ class Lane(Endpoint):
 
     def tail_answer(self, rid: int) -> tuple[Any, Any]:
         """The answer to tail ``rid``, if the host sends one (serving what it asks within it
-        meanwhile); TailTaken with the host's next callback if it took the answer. Waits as
+        meanwhile); (TAKEN, the host's next callback) if it took the answer. Waits as
         idle as a lane's loop, not counted among the waiters: its answer may never come."""
         return self._wait(rid, TAIL, None)
 
@@ -137,7 +130,7 @@ class Lane(Endpoint):
                         self._handle(frame)
                     continue
                 if tail and frame[2] is None:  # the host's next callback: it took ours
-                    raise TailTaken(frame)
+                    return TAKEN, frame
             elif kind == "n" and (frame[1] is None or frame[1] == rid):
                 self._notice(frame[2], frame[3])
                 continue
@@ -199,15 +192,19 @@ class Lane(Endpoint):
                     frame = self._read(None, False)  # idle until the next callback: no polling
                 except ChannelClosed:
                     return
-            if frame[0] != "q" and frame[0] != "n":
+            kind = frame[0]
+            if kind == "n":
+                self._notice(frame[2], frame[3])
+            elif kind != "q":
                 self.close("a frame was not a request")
                 return
-            try:
-                self._handle(frame)
-            except TailTaken as taken:  # nothing to send: the host took the tail's answer
-                frame = taken.frame  # its next callback, read where that answer was waited for
             else:
-                frame = None
+                ok, answer = self._served(frame[1], frame[3], frame[4])
+                if ok is TAKEN:  # the host took its tail's answer: nothing to send, and
+                    frame = answer  # its next callback read where that answer was waited for
+                    continue
+                self._reply(frame[1], ok, answer)
+            frame = None
 
     def _read(self, until: float | None, spin: bool) -> Any:
         """The next frame, checked to be a message; ChannelClosed once the lane is over."""

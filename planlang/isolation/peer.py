@@ -26,7 +26,7 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import FrameReader
-from planlang.isolation.lanes import LANE_EXIT, TAIL, Lane, TailTaken
+from planlang.isolation.lanes import LANE_EXIT, TAIL, TAKEN, Lane
 from planlang.isolation.wire import describe, raised
 from planlang.sandbox.host_words import after_call
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
@@ -198,14 +198,13 @@ class Peer:
             try:  # what the callback would do after its last host call, that call's answer
                 lane = self._lane.endpoint
                 assert isinstance(lane, Lane)
-                result = after_call(tail[1], self._answered(*lane.tail_answer(tail[0])))
-            except TailTaken:
-                raise  # the host took the tail's answer as the callback's own
+                ok, answer = lane.tail_answer(tail[0])
+                if ok is TAKEN:  # the host took it as the callback's own: the lane's loop
+                    return ok, answer  # serves ``answer``, its next callback
+                result = after_call(tail[1], self._answered(ok, answer))
             except BaseException as error:  # noqa: BLE001 - raised where the call was made
                 return False, describe(error, filename=self.filename, at=tail[2])
             return self._result(result)
-        except TailTaken:
-            raise
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             return False, describe(error, filename=self.filename)
 
