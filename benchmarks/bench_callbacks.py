@@ -4,7 +4,9 @@ instructions (issue 12).
 The callback workload (``plans/callback_fanout.py``) hands plan lambdas to an embedder's
 fan-out word, which calls each back; each calls ``agent``. Under isolation a callback is four
 frames on a lane (``isolation/lanes.py``): the host asks for the callback, the plan's process
-asks for ``agent``, the host answers, the plan's process answers the callback. As in
+asks for ``agent``, the host answers, the plan's process answers the callback; with tails,
+two: the plan's process asks for ``agent`` as a tail, and the host takes its answer as the
+callback's. As in
 ``bench_crossing.py``, each side runs alone in one process under callgrind, against the other
 side's frames written ahead into a packet pipe (each read returns one frame), so nothing waits
 and only that side's own work is counted:
