@@ -15,31 +15,24 @@ from typing import Any, cast
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 from planlang import language as L
+from planlang.check.fstrings import FStringRules
 from planlang.check.infer import Kinds
 from planlang.check.nodes import (
     _call,
     _is_number,
-    _small_spec,
     _unpack_call,
     arithmetic_below,
     augmented_item,
     is_int_constant,
-    merged_text_checks,
-    priced_text,
 )
 
 __all__ = ["PlanPolicy", "RawProblem"]
 
-# f-string fields per f-string: CPython's compiler takes quadratic time in their number.
-MAX_FSTRING_FIELDS = 1000
 _ALLOWED_NODES = L.ALLOWED_STATEMENTS | L.ALLOWED_EXPRESSIONS | L.ALLOWED_PARTS
 _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
                    ast.LShift: "_lshift_", ast.Mod: "_mod_"}  # fmt: skip
 
 
-# Names whose text needs no pricing in an f-string: a string is its own text, and a number's
-# is a few dozen characters (an int's at most sys.int_max_str_digits).
-_PROVEN_TEXT = frozenset({"int", "num", "str"})
 # Methods that need no guard on a value the source proves is the plan's own dict, list or set.
 _NATIVE_ATTRIBUTES = {
     kind: frozenset(name for name, wrapper in L.ATTRIBUTES[kind].items() if wrapper is None)
@@ -59,7 +52,7 @@ class RawProblem:
     message: str
 
 
-class PlanPolicy(RestrictingNodeTransformer):
+class PlanPolicy(FStringRules, RestrictingNodeTransformer):
     """RestrictedPython's policy with the plan language's whitelist and instrumentation."""
 
     def __init__(self, errors=None, warnings=None, used_names=None, *, kinds: Kinds | None = None):
@@ -346,43 +339,6 @@ class PlanPolicy(RestrictingNodeTransformer):
     def _temp(self) -> str:
         self._tmp += 1
         return f"_aug{self._tmp}"
-
-    # -- f-strings -----------------------------------------------------------------------
-
-    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
-        """f-strings: the whole result is size-checked once (``_fstr_``); a field with a format
-        spec also goes through ``_fmt_``, which checks its widths before formatting."""
-        fields = [part for part in node.values if isinstance(part, ast.FormattedValue)]
-        if len(fields) > MAX_FSTRING_FIELDS:  # CPython compiles these in quadratic time
-            self.problem(node, "PL005", f"an f-string may have at most {MAX_FSTRING_FIELDS:,} "
-                         f"fields; this one has {len(fields):,}")  # fmt: skip
-            return node
-        # A few integers in decimal (at most sys.int_max_str_digits each) make a short string;
-        # a spec such as ``b`` or ``x`` is not bounded that way, so those are still checked.
-        bounded = len(fields) <= 16 and all(
-            self.kinds is not None
-            and self.kinds.kind(part.value) == "int"
-            and part.format_spec is None
-            and part.conversion in (-1, 114, 115)
-            for part in fields
-        )
-        node = self.node_contents_visit(node)
-        if not fields or bounded:
-            return node
-        return _call("_fstr_", [merged_text_checks(node)], node)
-
-    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
-        proven_text = self.kinds is not None and self.kinds.kind(node.value) in _PROVEN_TEXT
-        value = cast(ast.expr, self.visit(node.value))
-        if node.format_spec is None or _small_spec(node.format_spec):
-            # no width past _SMALL_SPEC: formatted natively, once _text_ has priced the value's
-            # text (a container's repr may be far larger than the container: planlang.sandbox.walks)
-            node.value = value if proven_text else priced_text(value, node)
-            return node
-        # The spec's own fields are formatted natively: its length is checked by _fmt_.
-        spec = self.node_contents_visit(node.format_spec)
-        call = _call("_fmt_", [value, ast.Constant(node.conversion), spec], node)
-        return ast.copy_location(ast.FormattedValue(value=call, conversion=-1), node)
 
     # -- module --------------------------------------------------------------------------
 
