@@ -35,13 +35,18 @@ class WorkerOrigins:
         self._lock = threading.Lock()
 
     def caller_line(self) -> int | None:
-        """The innermost plan line on the calling thread's stack."""
+        """The innermost plan line on the calling thread's stack; in a host call served to a
+        plan's process, the line it sent (the plan's frames are there: this thread's stack
+        holds only the host's, so it is not walked)."""
+        sent = calling_line()
+        if sent is not None:
+            return sent
         frame = sys._getframe(1)
         while frame is not None:
             if frame.f_code.co_filename == self.filename:
                 return frame.f_lineno
             frame = frame.f_back  # type: ignore[assignment]
-        return calling_line()  # the plan runs in another process: the line it sent
+        return None
 
     def label_for(self, label: str | None) -> str:
         line = self.caller_line()

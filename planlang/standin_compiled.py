@@ -20,9 +20,12 @@ text (``seed_text``) that the schema is; each is made once per schema, not once 
 from __future__ import annotations
 
 import json
+import json.encoder
 import random
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+import orjson
 
 from runtime.canonical import same_as_dumps
 
@@ -37,7 +40,13 @@ Entry = tuple[Make | None, str]  # a plain schema's compiled maker (None: the ma
 asked_text = same_as_dumps(sort_keys=True, default=str)
 _sorted_text = same_as_dumps(sort_keys=True)
 _ordered_text = same_as_dumps()
-_entries: dict[tuple[str, int], Entry] = {}
+_entries: dict[tuple[str | bytes, int], Entry] = {}
+# A str as json.dumps writes it inside a document (ensure_ascii), and the system texts a plan's
+# workers send again and again (each holds its worker's schema), kept escaped.
+_quoted: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_quoted_contents: dict[str, str] = {}
+_QUOTED_MAX = 256  # contents kept; a plan with more distinct system texts escapes them again
+_MESSAGE_KEYS = {"content", "role"}
 _FORMAT_KEYS = {"type", "json_schema"}
 _INNER_KEYS = {"name", "schema"}
 
@@ -101,27 +110,66 @@ def plain_entry(schema: dict[str, Any], extra: int, rules: Rules) -> Entry | Non
     may change after). None for any other schema."""
     if not plain(schema):
         return None
-    text = _ordered_text(schema)
+    text = _key(schema)
     found = _entries.get((text, extra))
     if found is None:
-        found = (compile_maker(json.loads(text), extra, rules), _sorted_text(schema))
+        copy = orjson.loads(text) if type(text) is bytes else json.loads(text)
+        found = (compile_maker(copy, extra, rules), _sorted_text(schema))
         if len(_entries) >= 512:
             _entries.clear()
         _entries[text, extra] = found
     return found
 
 
+def _key(schema: dict[str, Any]) -> str | bytes:
+    """A plain schema's text in its own key order, the key of its compiled maker: orjson's
+    (a fifth of the cost; for plain JSON, one text a value, as json.dumps's is), or
+    json.dumps's for what orjson declines (an int past 64 bits). The two never meet: bytes
+    and str are different keys."""
+    try:
+        return orjson.dumps(schema)
+    except TypeError:  # orjson.JSONEncodeError
+        return _ordered_text(schema)
+
+
 def seed_text(model: str, messages: list[dict[str, Any]], params: dict[str, Any],
               schema: dict[str, Any] | None, entry: Entry | None) -> str:  # fmt: skip
     """``asked_text([model, messages, params])``. For the runtime's own ``response_format``
-    with a plain schema, the schema's sorted text (made already) is put in its place."""
+    with a plain schema, the schema's sorted text (made already) is put in its place, and
+    the runtime's own messages are written from their contents' escaped texts."""
     if entry is None or not _runtimes_format(params, schema):
         return asked_text([model, messages, params])
     # as json.dumps sorts the keys: json_schema before type, name before schema
-    head = asked_text([model, messages])[:-1]
+    head = _messages_head(model, messages)
     name = asked_text(params["response_format"]["json_schema"]["name"])
     return (f'{head}, {{"response_format": {{"json_schema": {{"name": {name}, "schema": '
             f'{entry[1]}}}, "type": "json_schema"}}}}]')  # fmt: skip
+
+
+def _messages_head(model: str, messages: list[dict[str, Any]]) -> str:
+    """``asked_text([model, messages])`` without its closing bracket. For messages of the
+    runtime's own form (plain dicts of a str role and a str content, nothing else) it is
+    written here, as json.dumps writes it (content before role: sorted), with each content
+    escaped once a run of calls; anything else is json.dumps's own text."""
+    if type(model) is not str or type(messages) is not list:
+        return asked_text([model, messages])[:-1]
+    parts = []
+    quoted = _quoted_contents
+    for message in messages:
+        if type(message) is not dict or message.keys() != _MESSAGE_KEYS:
+            return asked_text([model, messages])[:-1]
+        content, role = message["content"], message["role"]
+        if type(content) is not str or type(role) is not str:
+            return asked_text([model, messages])[:-1]
+        text = quoted.get(content) if role == "system" else None
+        if text is None:
+            text = _quoted(content)
+            if role == "system":  # a user's text is new each call: not kept
+                if len(quoted) >= _QUOTED_MAX:
+                    quoted.clear()
+                quoted[content] = text
+        parts.append(f'{{"content": {text}, "role": {_quoted(role)}}}')
+    return f"[{_quoted(model)}, [{', '.join(parts)}]"
 
 
 def _runtimes_format(params: dict[str, Any], schema: Any) -> bool:

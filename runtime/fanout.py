@@ -1,10 +1,11 @@
 """The fan-out of a run: thunks on a bounded thread pool, each failure kept with its worker.
 
-``parallel`` and ``stream`` both hand thunks to this pool. A thunk's ordinary exception stays
-with it (its result is ``None`` and the run is told), while a ``RunError`` ends the run. A thunk
-that fans out again from inside a worker runs its thunks inline instead, so nesting can never
-deadlock the pool. Cancellation is the run's business: the pool only asks it whether it is
-closed, and for a fresh ``RunCancelled`` to raise.
+``parallel`` and ``stream`` both hand thunks to this pool (``parallel`` through a few tasks
+that take its thunks in turn, ``runtime.spread``; a stream an item each). A thunk's ordinary
+exception stays with it (its result is ``None`` and the run is told), while a ``RunError`` ends
+the run. A thunk that fans out again from inside a worker runs its thunks inline instead, so
+nesting can never deadlock the pool. Cancellation is the run's business: the pool only asks it
+whether it is closed, and for a fresh ``RunCancelled`` to raise.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from .errors import RunCancelled, RunError
+from .spread import Spread
 from .stacks import thread_stack
 
 __all__ = ["FanOut", "Thunk"]
@@ -38,6 +40,7 @@ class FanOut:
         failed: Callable[[int, Exception], None],
     ) -> None:
         self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix=_POOL_PREFIX)
+        self.width = concurrency
         self._local = threading.local()
         self._stack_mb = stack_mb
         self._closed = closed
@@ -104,37 +107,32 @@ class FanOut:
 
     def submit(self, index: int, thunk: Thunk) -> Future[Any]:
         """Schedule one thunk on the pool."""
+        return self.start(self.guarded, index, thunk, time.monotonic_ns())
+
+    def start(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Run ``fn(*args)`` on a pool thread (a thunk's ``guarded``, or a ``parallel``'s task
+        that takes its thunks in turn); RunCancelled once the run is closed."""
         if self._closed():
             raise self._cancelled()
         try:
-            now = time.monotonic_ns()
-            if self._stack_mb is None:  # the platform's stack: no context manager per submit
-                return self._pool.submit(self.guarded, index, thunk, now)
+            pool = self._pool
+            # the platform's stack, or every thread started already (they last as long as the
+            # pool): no stack to set around this submit
+            if self._stack_mb is None or len(pool._threads) >= pool._max_workers:
+                return pool.submit(fn, *args)
             with thread_stack(self._stack_mb):  # the pool starts its threads on submit
-                return self._pool.submit(self.guarded, index, thunk, now)
+                return pool.submit(fn, *args)
         except RuntimeError:  # cancel() shut the pool down between the check and the submit
             if self._closed():
                 raise self._cancelled() from None
             raise
-
-    def outcome(self, future: Future[Any]) -> Any:
-        """A finished future's result; a cancelled one means the run was cancelled."""
-        try:
-            return future.result()
-        except CancelledError:
-            raise self._cancelled() from None
 
     def parallel(self, thunks: Iterable[Thunk]) -> list[Any]:
         """Run thunks in parallel and wait for all; results in the order given."""
         thunks = list(thunks)
         if self.in_worker():
             return [self.guarded(i, thunk) for i, thunk in enumerate(thunks)]
-        futures = [self.submit(i, thunk) for i, thunk in enumerate(thunks)]
-        try:
-            return [self.outcome(future) for future in futures]
-        finally:
-            for future in futures:
-                future.cancel()
+        return Spread(self, thunks).results()
 
     def shutdown(self, *, wait: bool) -> None:
         """Stop taking thunks; cancel those not yet started (running ones finish)."""

@@ -1,11 +1,17 @@
 """The fork server's first lines, run as a script before any of planlang is imported.
 
-``python -I boot.py CONFIG``: where RLIMIT_STACK is below what the host asks for
+``python -I -S boot.py CONFIG``: where RLIMIT_STACK is below what the host asks for
 (``config["stack"]``, the deepest stack a plan may need) and may be raised, it is raised and the
 interpreter starts again, once, for the kernel leaves room below the main thread's stack only
 for the limit it had when the program started. So a plan runs on its process's main thread,
 however deep its step limit lets it nest, and no plan process starts a thread for it. Then the
 server proper (``planlang.isolation.zygote.serve``) runs.
+
+Without ``site`` (``-S``): its ``.pth`` files import modules no plan process uses (some 30
+here: certifi's, tempfile, zipfile, shutil), each a part of the memory every fork copies the
+page tables of and every plan process unmaps at its exit. The host's ``sys.path`` comes in
+``config["path"]``, after the folder this planlang was imported from (an editable install's
+finder, itself a ``.pth``'s, is not there to find it).
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ import json
 import os
 import resource
 import sys
+
+# The folder that holds this planlang (and runtime beside it)
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _raised(config: dict[str, object]) -> bool:
@@ -36,8 +45,9 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     if _raised(config):
         again = json.dumps({**config, "again": True})
-        os.execv(sys.executable, [sys.executable, "-I", __file__, again])  # noqa: S606
-    sys.path[:0] = config["path"]
+        flags = ["-I"] * sys.flags.isolated + ["-S"] * sys.flags.no_site  # as it was started
+        os.execv(sys.executable, [sys.executable, *flags, __file__, again])  # noqa: S606
+    sys.path[:0] = [_ROOT, *config["path"]]
     from planlang.isolation.zygote import serve
 
     serve(config)

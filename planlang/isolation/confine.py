@@ -3,9 +3,10 @@
 Each layer is tried when the child starts, before it has seen any plan, and reported as
 active or not with the reason; none is skipped silently (``planlang doctor`` prints them):
 
-- ``own uid``, ``user namespace``, ``IPC namespace`` (``identity``): a kernel uid no other
-  process has, no capability, in a user namespace mapping only that uid and a fresh IPC
-  namespace; ``network namespace`` and ``keyring``: the fork server's, fresh and empty.
+- ``own uid``, ``user namespace``, ``IPC namespace``, ``scratch quota``, ``own root``
+  (``identity``): a kernel uid no other process has, no capability, in a user namespace
+  mapping only that uid and a fresh IPC namespace, its scratch tmpfs its whole file tree;
+  ``network namespace`` and ``keyring``: the fork server's, fresh and empty.
 - ``landlock``: no file may be written, made or removed outside the scratch directory, no
   program executed, no TCP connection made (ABI 4+), and no other process traced.
 - ``seccomp``: a system-call filter: no socket, no new process (fork, vfork, exec, clone of a
@@ -147,7 +148,9 @@ def _landlock(scratch: str) -> Layer:
         read = _LL_READ_FILE | _LL_READ_DIR
         _allow(ruleset, scratch, (_LL_SCRATCH | read) & handled)
         readable = _state.get("readable") or _readable()
-        if prepared is not None:
+        if identity.rooted() is not None:  # no host path resolves: no read rule needed
+            readable = []
+        elif prepared is not None:
             for _fd, rule in prepared:
                 _add_rule(ruleset, rule)
             for path in _PER_PROCESS & set(readable):
@@ -165,10 +168,9 @@ def _landlock(scratch: str) -> Layer:
             os.close(fd)  # the paths stay readable; their descriptors need not stay open
     network = ", no TCP bind or connect" if net else ""
     network += ", no signals or abstract sockets out" if scoped else ""
-    detail = (
-        f"ABI {abi}: writes only in the scratch directory, reads only of the code it runs "
-        f"({len(readable)} paths), no exec{network}"
-    )
+    reads = f"reads only of the code it runs ({len(readable)} paths)" if readable else (
+        "reads only there (its root)")  # fmt: skip
+    detail = f"ABI {abi}: writes only in the scratch directory, {reads}, no exec{network}"
     return Layer("landlock", True, detail)
 
 
@@ -235,12 +237,13 @@ def enter(
     # a file past RLIMIT_FSIZE fails, not kills. The C function, not signal.signal: its
     # wrapper makes an enum of the result, which in a fresh fork copies some 18 pages (90 µs)
     _signal.signal(signal.SIGXFSZ, _signal.SIG_IGN)
+    root = "own root" not in without
     steps: dict[str, Any] = {
-        "user namespace": lambda: identity.own_uid(scratch),
+        "user namespace": lambda: identity.own_uid(scratch, root),
         "network namespace": (lambda: namespaces) if namespaces is not None else _namespaces,
-        "landlock": lambda: _landlock(scratch),
+        "landlock": lambda: _landlock("/" if identity.rooted() else scratch),
         "seccomp": lambda: seccomp.load(_state.get("seccomp")),
-        "audit hook": lambda: _audit_hook(scratch),
+        "audit hook": lambda: _audit_hook("/" if identity.rooted() else scratch),
         "resource limits": _resource_limits,
     }
     passed = sorted(set(os.environ) - _OWN_VARIABLES)
@@ -258,11 +261,17 @@ def enter(
         left = [Layer(n, False, "left out (tests only)") for n in _STEP_LAYERS.get(name, [name])]
         done = left if name in without else step()
         layers += done if isinstance(done, list) else [done]
+    # the fork server's descriptors of the readable paths, where landlock did not take them:
+    # a descriptor of a host directory leads out of its own root ('..' from it)
+    for fd, _rule_buffer in _state.pop("rules", None) or ():
+        os.close(fd)
     return layers
 
 
 # The layers of a step that reports more than one (all left out with it)
-_STEP_LAYERS = {"user namespace": ["own uid", "user namespace", "IPC namespace", "scratch quota"]}
+_STEP_LAYERS = {
+    "user namespace": ["own uid", "user namespace", "IPC namespace", "scratch quota", "own root"]
+}
 
 # Set by planlang for the child (MALLOC_ARENA_MAX) or by Python itself (LC_CTYPE, when it
 # coerces the C locale): none of them comes from the host's environment.
@@ -281,13 +290,18 @@ def _resource_limits() -> Layer:
 def used() -> list[float]:
     """[CPU seconds, address space in bytes] this process uses now. The file is read with
     os.open and pread, not open(): in a fresh fork the io objects copy some 20 pages more."""
+    from planlang.sandbox.limits import _statm  # the meter's, open before the root changed
+
     usage = resource.getrusage(resource.RUSAGE_SELF)
     try:
-        fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        fd = _statm[0]
+        if fd < 0:
+            fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
         try:
             virtual = int(os.pread(fd, 64, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
         finally:
-            os.close(fd)
+            if fd != _statm[0]:
+                os.close(fd)
     except (OSError, ValueError, IndexError):
         virtual = 0
     return [usage.ru_utime + usage.ru_stime, virtual]

@@ -282,6 +282,8 @@ class _Session(Handles):
 
         try:
             ok, data = self.endpoint.request("run", payload, until=until, hand_off=hand_off)
+            if ok and time.monotonic() > self.meter.deadline:  # within the grace, but late:
+                raise ChannelTimeout  # the plan's own meter would have stopped it (REDTEAM9)
         except (FutureTimeout, ChannelTimeout):
             message = (
                 f"The plan passed its time limit of {limits.seconds:g} s; its process was stopped."

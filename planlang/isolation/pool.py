@@ -341,6 +341,7 @@ def _discard_loop() -> None:
             child.discard()
         except BaseException:  # noqa: BLE001, S110 - one child's remains never stop the others'
             pass
+        del child, first  # not held while it waits: ``first`` holds the run it closed
 
 
 def remove_tree(path: str) -> None:

@@ -2,9 +2,11 @@
 
 No socket, no new process (fork, vfork, exec, clone of a process), no signal to another
 process (fcntl's F_SETOWN and F_SETSIG included), no ptrace, no io_uring, no new namespace or
-landlock ruleset, no keys (keyctl), no System V objects, no chmod or utime of any file, and
-limits, niceness and scheduling (prlimit64, setpriority, sched_set*, ioprio_set) of itself
-only; a thread may still be made. The x32 numbers are refused. x86_64 only: elsewhere the
+landlock ruleset, no mount, chroot or pivot_root (the new mount API included), no keys
+(keyctl), no System V objects or POSIX queues, no memfd, no chmod or utime of any file, no
+perf events, bpf or userfaultfd, no pidfd of another process, and limits, niceness and
+scheduling (prlimit64, setpriority, sched_set*, ioprio_set, and their reading counterparts)
+of itself only; a thread may still be made. The x32 numbers are refused. x86_64 only: elsewhere the
 layer is reported missing.
 """
 
@@ -32,6 +34,15 @@ _DENY = {
     132: "utime", 235: "utimes", 261: "futimesat", 280: "utimensat",  # spares (REDTEAM 11)
     438: "pidfd_getfd", 440: "process_madvise", 312: "kcmp", 256: "migrate_pages",
     279: "move_pages",
+    # the mount tree, where landlock and its own root fail: chroot's escape, a tmpfs of any
+    # size (memory outside RLIMIT_AS), a tree of the host's cloned (session 9's red team)
+    155: "pivot_root", 161: "chroot", 166: "umount2", 428: "open_tree", 429: "move_mount",
+    430: "fsopen", 431: "fsconfig", 432: "fsmount", 433: "fspick", 442: "mount_setattr",
+    # memory outside RLIMIT_AS, and kernel objects a plan's process never needs
+    319: "memfd_create", 240: "mq_open", 298: "perf_event_open", 321: "bpf", 323: "userfaultfd",
+    303: "name_to_handle_at", 304: "open_by_handle_at", 434: "pidfd_open",
+    103: "syslog",  # the host's kernel log, where dmesg_restrict is 0
+    448: "process_mrelease",
 }  # fmt: skip
 # Calls allowed only on the process itself (pid 0), where the target is an argument the
 # filter sees (REDTEAM 1): (syscall, {argument: the only value allowed}).
@@ -40,9 +51,14 @@ _SELF_ONLY = {
     142: {0: 0}, 144: {0: 0}, 203: {0: 0}, 314: {0: 0},  # sched_setparam, _setscheduler, ...
     141: {0: 0, 1: 0},  # setpriority(PRIO_PROCESS, 0)
     251: {0: 1, 1: 0},  # ioprio_set(IOPRIO_WHO_PROCESS, 0)
+    # what they read of another process tells which pids live on the host (session 9)
+    140: {0: 0, 1: 0}, 252: {0: 1, 1: 0},  # getpriority, ioprio_get: of itself
+    143: {0: 0}, 145: {0: 0}, 148: {0: 0}, 204: {0: 0}, 315: {0: 0},  # sched_get*
+    121: {0: 0}, 124: {0: 0},  # getpgid, getsid
 }  # fmt: skip
 _FCNTL, _FCNTL_DENIED = 72, (8, 10, 15)  # F_SETOWN, F_SETSIG, F_SETOWN_EX: signals out (REDTEAM 2)
 _X32 = 0x40000000  # the x32 ABI's numbers: the same calls under other numbers
+_FIRST_FILTERED = 29  # every call numbered below it is allowed (shmget is the first denied)
 _CLONE, _CLONE3, _CLONE_THREAD = 56, 435, 0x00010000
 _RET_ALLOW, _RET_ERRNO, _RET_KILL = 0x7FFF0000, 0x00050000, 0x80000000
 _EPERM, _ENOSYS = 1, 38
@@ -65,8 +81,9 @@ def load(prepared: tuple[Any, Any] | None = None) -> Layer:
     except OSError as error:
         return Layer("seccomp", False, f"the filter could not be loaded: {error.strerror}")
     return Layer("seccomp", True, "no socket, fork, exec, process clone, signals to other "
-                 "processes (F_SETOWN included), ptrace, io_uring, keys, System V objects, "
-                 "chmod or utime; limits and scheduling of itself only")  # fmt: skip
+                 "processes (F_SETOWN included), ptrace, io_uring, mount or chroot, keys, "
+                 "System V objects, memfd, chmod or utime; limits and scheduling of itself "
+                 "only")  # fmt: skip
 
 
 def program() -> tuple[Any, Any]:
@@ -90,6 +107,7 @@ def _instructions() -> list[tuple[Any, ...]]:
         (_JEQ, None, "kill", 0xC000003E),  # AUDIT_ARCH_X86_64, else kill
         (_LD, None, None, 0),  # seccomp_data.nr
         (_JGE, "deny", None, _X32),
+        (_JGE, None, "allow", _FIRST_FILTERED),  # read, write, poll, mmap...: at once
     ]
     ops += [(_JEQ, "deny", None, nr) for nr in sorted(_DENY)]
     ops += [(_JEQ, f"self{nr}", None, nr) for nr in sorted(_SELF_ONLY)]

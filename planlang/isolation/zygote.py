@@ -11,12 +11,14 @@ The server stays single-threaded (fork is only safe so). It takes requests on a 
 a scratch directory and the pipe ends of the new child (its channel's and its lanes', passed
 as file descriptors), and
 answers with the child's pid; when a child exits it reports the status, since only the server
-can wait for its children.
+can wait for its children. It is also the subreaper of whatever a child forks (where the
+child's seccomp failed): as a child ends, each such orphan is killed.
 """
 
 from __future__ import annotations
 
 import _signal
+import _thread
 import json
 import os
 import select
@@ -29,12 +31,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from planlang.isolation import orphans
 from planlang.isolation.lanes import LANES
+from planlang.sandbox import limits
 from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
 
 __all__ = ["Zygote", "serve"]
 
-_BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
+_BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")  # -S: see there
 # The stack the main thread of the server, and so of every fork, may grow to (boot.py raises
 # RLIMIT_STACK to it): the deepest any plan needs, and room for the frames beneath the plan.
 # Only reserved (untouched pages cost nothing), and counted in each plan's address space.
@@ -68,6 +72,7 @@ def serve(config: dict[str, Any]) -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    orphans.adopt()
     control.sendall(json.dumps({"ready": [layer.as_list() for layer in namespaces]}).encode())
     _serve_forks(config, control, wake_r, wake_w, namespaces, without)
 
@@ -82,12 +87,14 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
     poll.register(control, select.POLLIN)
     poll.register(wake_r, select.POLLIN)
     recvmsg, send = control.recvmsg, control.send
+    forked: set[int] = set()  # the plan processes alive (any other child is an orphan)
+    fork = _quiet_fork()
     fds_space = socket.CMSG_SPACE(_FDS * _FD_BYTES)
     while True:
         for fd, _event in poll.poll():
             if fd == wake_r:
                 os.read(wake_r, 512)
-                _reap(send)
+                _reap(send, forked)
                 continue
             data, ancillary, _flags, _address = recvmsg(_MAX_REQUEST, fds_space)
             if not data:
@@ -98,17 +105,56 @@ def _serve_forks(config: dict[str, Any], control: socket.socket, wake_r: int, wa
                     os.close(extra)
                 send(b"p-1")
                 continue
-            pid = os.fork()
+            pid = fork()
             if pid == 0:
+                _after_fork()
                 _signal.set_wakeup_fd(-1)  # not signal's wrappers: see confine.enter
                 _signal.signal(signal.SIGCHLD, _signal.SIG_DFL)
                 control.close()
                 os.close(wake_r)
                 os.close(wake_w)
                 _child(config, os.fsdecode(data), fds, namespaces, without)
+            forked.add(pid)
             for fd in fds:
                 os.close(fd)
             _answer_fork(control, pid)
+
+
+def _quiet_fork() -> Callable[[], int]:
+    """libc's fork, called with the GIL held (os.fork where ctypes cannot reach it).
+
+    os.fork runs Python's at-fork machinery: before, the hooks of logging and
+    concurrent.futures in this server; after, in the child, the interpreter's locks, GIL and
+    thread states made again and the hooks of threading and random. All of it writes to
+    pages of the server's memory, which the child then copies (about 60 pages a child, 6 µs
+    each here). This server is single-threaded and holds no lock when it forks, so there is
+    nothing to mend: the child goes on as the server was, random's state included (neither a
+    plan nor the code of a plan's process draws from it). What planlang itself must forget in
+    a fork is forgotten by ``_after_fork``."""
+    import ctypes
+
+    try:
+        libc = ctypes.PyDLL(None, use_errno=True)
+        raw = libc.fork
+    except (OSError, AttributeError):
+        return os.fork
+    raw.restype, raw.argtypes = ctypes.c_int, []
+
+    def fork() -> int:
+        if _thread._count():  # a thread started here after all: os.fork mends what it can
+            return os.fork()
+        pid = int(raw())
+        if pid < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return pid
+
+    return fork
+
+
+def _after_fork() -> None:
+    """planlang's own at-fork hooks (``_quiet_fork`` runs none): the memory meter's open
+    /proc/self/statm is the server's."""
+    limits._forget_statm()
 
 
 def _answer_fork(control: socket.socket, pid: int) -> None:
@@ -191,15 +237,22 @@ def _fd_numbers(cdata: bytes) -> list[int]:
     return list(memoryview(cdata[:whole]).cast("i"))
 
 
-def _reap(send: Callable[[bytes], int]) -> None:
+def _reap(send: Callable[[bytes], int], forked: set[int]) -> None:
+    """Report each plan process that ended; then end the orphans it left (``orphans``)."""
+    ended = False
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            break
         if pid == 0:
-            return
-        send(b"x%d %d" % (pid, os.waitstatus_to_exitcode(status)))
+            break
+        ended = True  # a plan process, or an orphan (whose own children are ours now)
+        if pid in forked:
+            forked.discard(pid)
+            send(b"x%d %d" % (pid, os.waitstatus_to_exitcode(status)))
+    if ended:
+        orphans.end(forked)
 
 
 class Zygote:
@@ -211,13 +264,14 @@ class Zygote:
                   "without": list(without), "control": server_end.fileno(),
                   "stack": MAIN_STACK}  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-I", _BOOT, json.dumps(config)],
+            [sys.executable, "-I", "-S", _BOOT, json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=dict(_ENV), close_fds=True, pass_fds=(server_end.fileno(),), cwd="/",
             start_new_session=True,
         )  # fmt: skip
         server_end.close()
         self._control = host_end
+        self._closed = False
         self._lock = threading.Lock()
         self._pids: list[tuple[int, int | None]] = []  # forked, each with its pidfd if any
         self._pid_ready = threading.Condition(threading.Lock())
@@ -233,7 +287,7 @@ class Zygote:
         threading.Thread(target=self._listen, name="planlang-zygote", daemon=True).start()
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return not self._closed and self.process.poll() is None
 
     def _listen(self) -> None:
         while True:
@@ -281,12 +335,12 @@ class Zygote:
         try:
             with self._lock:
                 body = os.fsencode(scratch)
-                socket.send_fds(self._control, [body], theirs)
-                with self._pid_ready:
-                    while not self._pids and not stuck:
-                        stuck = not self._pid_ready.wait(timeout=self.answer_wait)
-                    if not stuck:
-                        pid, pidfd = self._pids.pop(0)
+                if self._sent(body, theirs):
+                    with self._pid_ready:
+                        while not self._pids and not stuck:
+                            stuck = not self._pid_ready.wait(timeout=self.answer_wait)
+                        if not stuck:
+                            pid, pidfd = self._pids.pop(0)
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -302,6 +356,15 @@ class Zygote:
             raise RuntimeError("The plan fork server has ended.")
         (reader, writer), *lanes = ours
         return pid, pidfd, reader, writer, lanes
+
+    def _sent(self, body: bytes, fds: list[int]) -> bool:
+        """Send a fork request; False if it could not go: this handle was closed meanwhile
+        (another thread's fork met the server ended), or the server is gone."""
+        try:
+            socket.send_fds(self._control, [body], fds)
+        except OSError:
+            return False
+        return True
 
     def watch(self, pid: int, exited: Callable[[], None]) -> None:
         """Call ``exited`` (on this handle's listening thread, or now) once ``pid`` has ended:
@@ -320,6 +383,7 @@ class Zygote:
             return self._exits.get(pid)
 
     def close(self) -> None:
+        self._closed = True  # first: a pool asking now starts a fresh server
         with self._pid_ready:  # answers no fork took: a stuck server's late one
             for _pid, pidfd in self._pids:
                 if pidfd is not None:

@@ -14,6 +14,7 @@ import importlib
 import operator
 import reprlib
 import threading
+import time
 import types
 import weakref
 from collections.abc import Callable, Mapping
@@ -275,6 +276,8 @@ def _execute(code: types.CodeType, meter: Meter, namespace: dict[str, Any]) -> A
     _running.meter = meter
     try:
         exec(code, namespace)  # noqa: S102 - checked, rewritten, guarded code
+        if meter.tripped is None and time.monotonic() > meter.deadline:  # its last C call
+            meter.trip("seconds", f"The plan passed its time limit of {meter.limits.seconds:g} s.")
         if meter.tripped is not None:
             raise meter.tripped
         return thaw(namespace.get("result"), namespace, "The plan's result")

@@ -50,8 +50,9 @@ def probe(
     pools: dict[tuple[str, ...], Pool], keep: tuple[str, ...], source: str, also: str = ""
 ) -> str:
     """Run ``source`` in a child that has only the kernel layers in ``keep`` (each must be
-    reported active, and so must ``also``)."""
-    without = tuple(layer for layer in KERNEL if layer not in keep)
+    reported active, and so must ``also``). Its own root is left out unless kept: no host
+    path resolves under it, so no other layer would be tested at all."""
+    without = tuple(layer for layer in (*KERNEL, "own root") if layer not in keep)
     pool = pools.get(without)
     if pool is None:
         pool = pools[without] = Pool(1, probes=True, without=without)
@@ -87,7 +88,8 @@ def test_every_layer_is_reported_with_what_it_does() -> None:
     layers = planlang.isolation.layers()
     names = [layer["name"] for layer in layers]
     for name in ("process", "environment", "own uid", "user namespace", "IPC namespace",
-                 "keyring", *KERNEL, "audit hook", "resource limits"):  # fmt: skip
+                 "scratch quota", "own root", "keyring", *KERNEL, "audit hook",
+                 "resource limits"):  # fmt: skip
         assert name in names
     assert all(layer["detail"] for layer in layers)  # a missing layer says why
 
@@ -192,6 +194,17 @@ def test_the_memory_meter_reads_its_own_process_under_every_layer(pools) -> None
     assert probe(pools, KERNEL, source) == "True"
 
 
+def test_a_plan_process_never_meters_the_fork_servers_memory(pools) -> None:  # type: ignore[no-untyped-def]
+    """The meter's /proc/self/statm, which the fork server opened as it warmed up, is the
+    server's: each fork forgets it (the server forks without Python's at-fork hooks and runs
+    planlang's own), so a plan's memory is counted in its own process."""
+    source = (
+        "import os\nfrom planlang.sandbox import limits\nfd = limits._statm[0]\n"
+        "result = fd < 0 or os.fstat(fd).st_ino == os.stat('/proc/self/statm').st_ino\n"
+    )
+    assert probe(pools, KERNEL, source) == "True"
+
+
 def test_the_resource_limits_hold_where_the_plan_runs(pools) -> None:  # type: ignore[no-untyped-def]
     """Open files, file size and core dumps are limited before the child says ready, CPU
     seconds and address space when its run arrives: all of them, hard, when the plan runs,
@@ -234,8 +247,12 @@ def test_each_run_has_a_process_of_its_own(pools) -> None:  # type: ignore[no-un
     pid, scratch, left, exists = eval(probe(pools, KERNEL, HOOK_OFF + look))  # noqa: S307
     assert pid != first_pid and scratch != first_scratch
     assert left is None and exists is False
+    # a hang guard: a finished child is discarded off the run, so the first's removal may
+    # still be under way when a second run that found its process ready has ended
+    deadline = time.monotonic() + 60
+    while os.path.exists(first_scratch) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not os.path.exists(first_scratch)  # the first child's scratch is gone
-    deadline = time.monotonic() + 60  # a hang guard: a finished child is discarded off the run
     while os.path.exists(scratch) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not os.path.exists(scratch)  # and the second's, which it left empty

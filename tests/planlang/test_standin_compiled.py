@@ -155,3 +155,16 @@ def test_the_seed_text_is_json_dumps_of_the_question(
     assert seed_text(model, messages, other, schema, entry) == json.dumps(
         [model, messages, other], sort_keys=True, default=str
     )
+
+
+def test_schemas_told_apart_only_by_number_kind_or_size_keep_their_own_makers() -> None:
+    """A compiled maker is found by the schema's text in its own key order (orjson's, or
+    json.dumps's for an int past 64 bits, which orjson declines): 3 and 3.0, and an int too
+    large for orjson, each answer as the maker does."""
+    for schema in ({"type": "integer", "minimum": 0, "maximum": 3},
+                   {"type": "integer", "minimum": 0, "maximum": 3.0},
+                   {"type": "integer", "minimum": 2**70, "maximum": 2**70 + 9}):  # fmt: skip
+        for seed in range(4):
+            rng, again = random.Random(seed), random.Random(seed)
+            made = value_for(schema, rng)
+            assert repr(made) == repr(_Maker(schema, again, 4).make(schema, 0))
