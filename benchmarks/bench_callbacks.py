@@ -4,7 +4,9 @@ instructions (issue 12).
 The callback workload (``plans/callback_fanout.py``) hands plan lambdas to an embedder's
 fan-out word, which calls each back; each calls ``agent``. Under isolation a callback is four
 frames on a lane (``isolation/lanes.py``): the host asks for the callback, the plan's process
-asks for ``agent``, the host answers, the plan's process answers the callback. As in
+asks for ``agent``, the host answers, the plan's process answers the callback; with tails,
+two: the plan's process asks for ``agent`` as a tail, and the host takes its answer as the
+callback's. As in
 ``bench_crossing.py``, each side runs alone in one process under callgrind, against the other
 side's frames written ahead into a packet pipe (each read returns one frame), so nothing waits
 and only that side's own work is counted:
@@ -131,13 +133,24 @@ def _no_polling() -> None:
 # -- the plan's side ---------------------------------------------------------------------
 
 
+@functools.cache
+def _tails() -> bool:
+    """Whether this copy of planlang takes a callback's last host call as its answer (two
+    frames a callback, not four: ``lanes.TAIL``), so the two copies can be compared."""
+    from planlang.isolation import lanes
+
+    return hasattr(lanes, "TAIL")
+
+
 def _host_frames_to_child(calls: int) -> tuple[list[Any], list[Any], list[Any]]:
     """What the host sends: on the run's channel, the lane's notice; on the lane, each
-    callback and the answer to its ``agent`` call; then, on the channel, ``fan_out``'s answer."""
-    lane = []
+    callback (and, without tails, the answer to its ``agent`` call); then, on the channel,
+    ``fan_out``'s answer."""
+    lane: list[Any] = []
     for n in range(calls):
         lane.append(["q", n + 1, None, "callback", [n + 1, [], {"d": []}]])
-        lane.append(["p", n + 1, _reply(n)])
+        if not _tails():
+            lane.append(["p", n + 1, _reply(n)])
     return [["n", None, "lane", 0]], lane, [["p", 1, [_reply(n) for n in range(calls)]]]
 
 
@@ -181,12 +194,13 @@ def _side_child(calls: int) -> None:
     result = box.run(again)
     assert result == sum(_reply(n)["tokens"] for n in range(calls)), result
     _drain(channel_out[0])
-    _drain(lane_out[0])
+    asked = _read_all(lane_out[0])
+    assert asked.count(b'"tail"' if _tails() else b'"call"') == calls, asked[-300:]
 
 
 def _ahead_child(calls: int) -> None:
     notice, lane, answer = _host_frames_to_child(calls)
-    _ahead(notice + lane + answer, 2 * calls + 1)
+    _ahead(notice + lane + answer, (1 if _tails() else 2) * calls + 1)
 
 
 # -- the host's side ---------------------------------------------------------------------
@@ -195,14 +209,17 @@ def _ahead_child(calls: int) -> None:
 def _child_frames_to_host(calls: int) -> tuple[list[Any], list[Any]]:
     """What the plan's process sends: on the channel, its ``fan_out`` call (request 100 of
     the run, which is request 1; ``agent`` is handle 1, ``fan_out`` 2), then the run's answer;
-    on the lane, each callback's ``agent`` call and its answer."""
+    on the lane, each callback's ``agent`` call (a tail call, where this copy has them) and,
+    without tails, the callback's answer."""
     handles = [{"c": n + 1} for n in range(calls)]
     total = sum(_reply(n)["tokens"] for n in range(calls))
     channel = [["q", 100, 1, "call", [2, [handles], {"d": []}, 4]], ["a", 1, True, [total, 0]]]
-    lane = []
+    lane: list[Any] = []
+    op = "tail" if _tails() else "call"
     for n in range(calls):
-        lane.append(["q", 1000 + n, n + 1, "call", [1, ["coder", _prompt(n)], {"d": []}, 3]])
-        lane.append(["p", n + 1, _reply(n)])
+        lane.append(["q", 1000 + n, n + 1, op, [1, ["coder", _prompt(n)], {"d": []}, 3]])
+        if not _tails():
+            lane.append(["p", n + 1, _reply(n)])
     return channel, lane
 
 
@@ -240,12 +257,14 @@ def _side_host(calls: int) -> None:
     assert result == channel[1][3][0], result
     _drain(fake.answers[0])
     answers = _read_all(fake.lane_answers[0])
-    assert answers.count(b'"p",') == calls and b'"a",' not in answers, answers[-300:]
+    agent_answers = 0 if _tails() else calls  # with tails, the callbacks' answers are kept
+    assert answers.count(b'"callback"') == calls, answers[-300:]
+    assert answers.count(b'"p",') == agent_answers and b'"a",' not in answers, answers[-300:]
 
 
 def _ahead_host(calls: int) -> None:
     channel, lane = _child_frames_to_host(calls)
-    _ahead(channel + lane, 2 * calls + 2)
+    _ahead(channel + lane, (1 if _tails() else 2) * calls + 2)
 
 
 def _ahead(messages: list[Any], written: int) -> None:

@@ -157,6 +157,11 @@ class FrameReader:
         self._cheap = min(self.limit, nbytes // _EXPANSION)
         self._one_at_a_time = one_at_a_time
 
+    @property
+    def cheap(self) -> int:
+        """The largest frame read as it is: its decoded value cannot pass the budget."""
+        return self._cheap
+
     def _afford(self, body: bytes | bytearray | memoryview) -> None:
         assert self.budget is not None
         data = bytes(body)

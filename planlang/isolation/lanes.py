@@ -13,6 +13,27 @@ frames for each are read by that thread itself, and nothing is handed on. A thre
 serves a request (a host word calling back a plan function it was given, inside a callback)
 goes on on the channel or lane of that request, as before; with every lane taken, a callback
 goes over the run's channel as before.
+
+A callback whose last act is a host call (``lambda: agent(...)``, the usual thunk) is two
+frames, not four: the plan's process asks for that call as a ``tail`` (``peer.Peer.call_op``
+says when it is one) and unwinds the callback's frames at once, nothing of them being left
+to run (``peer.TailSent``): what the plan made in it is freed while the host works. The host,
+when the answer would cross as itself (plain JSON, or a scalar), takes it as the callback's
+result, copied as a crossing copies it, and sends nothing; its next request on the lane, a
+callback of its own, says so (``TAKEN``: the plan's side sends no answer). Any other answer
+(an error, a value that needs the codec, one too large to take as it is) is sent as a call's,
+and the plan's process does with it what the callback would have done: its host word's
+wrapper's last lines, and its result or error as it crosses (an error names the line of the
+call). The host runs only its own word, as for a call, and hands its own caller only a copy
+of what that word returned.
+
+What the plan's side does after the word returns includes the wrapper's check: a limit that
+tripped meanwhile fails the callback. A trip in the plan's process reaches the host first as
+a limit in the answer of a callback (a plan cannot catch a limit, and the wrapper of every
+host call raises it before asking), or as the run's end. So the host takes a tail only while
+it has heard of no limit from that run, the run goes on, and its deadline has not passed
+(``_Session.takes_tail``); else the answer goes back, and the plan's process decides, as
+without tails.
 """
 
 from __future__ import annotations
@@ -31,22 +52,32 @@ from planlang.isolation.channel import (
     Endpoint,
     waiting,
 )
-from planlang.isolation.codec import CodecError, encode_arguments
-from planlang.isolation.frames import FrameReader
+from planlang.isolation.codec import CodecError, encode_arguments, flat
+from planlang.isolation.frames import FrameReader, dumps, loads
 from planlang.isolation.wire import raised
 
 if TYPE_CHECKING:
     from planlang.isolation.parent import _Session
 
-__all__ = ["LANES", "LANE_EXIT", "Callback", "Lane", "Lanes"]
+__all__ = ["LANES", "LANE_EXIT", "TAIL", "TAKEN", "Callback", "Lane", "Lanes"]
 
 LANES = 8  # per plan process: a fan-out of that width crosses no thread on either side
 LANE_EXIT = 4  # how a plan process exits when it cannot start a lane's thread (its memory)
+TAIL = "tail"  # the op of a host call whose answer is the callback's (a "call" otherwise)
+# A callback's ``ok`` when a tail's answer is its value: on the host, with that value (a copy);
+# in the plan's process, with the host's next request on the lane, which said so
+TAKEN = "taken"
 
 
 class Lane(Endpoint):
     """An endpoint that one thread of each side uses at a time: that thread reads every
-    frame itself (each is for it), so nothing is routed, queued or handed on."""
+    frame itself (each is for it), so nothing is routed, queued or handed on.
+
+    ``takes_tail`` (the host's) says whether a tail's plain answer may be taken now."""
+
+    def __init__(self, *args: Any, takes_tail: Callable[[], bool] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._takes_tail = takes_tail
 
     def request(
         self,
@@ -61,37 +92,119 @@ class Lane(Endpoint):
         self.send(["q", rid, self._local.serving, op, payload])
         waiting.append(None)
         try:
-            while True:
-                frame = self._read(until, len(waiting) <= 1)
-                kind = frame[0]
-                if kind == "p":
-                    if frame[1] == rid:
-                        return PLAIN, frame[2]
-                elif kind == "a":
-                    if frame[1] == rid:
-                        return bool(frame[2]), frame[3]
-                elif (frame[2] if kind == "q" else frame[1]) == rid:
-                    self._handle(frame)  # asked of this thread within its own request
-                elif kind == "n" and frame[1] is None:
-                    self._notice(frame[2], frame[3])
-                else:
-                    self.close("a frame was not a message for this lane's thread")
-                    raise ChannelClosed(self.closed)
+            return self._wait(rid, op, until)
         finally:
             waiting.pop()
+
+    def ask_tail(self, payload: Any) -> int:
+        """In the plan's process: ask for a host call as a tail; its number, for
+        ``tail_answer``."""
+        rid = next(self._ids)
+        self.send(["q", rid, self._local.serving, TAIL, payload])
+        return rid
+
+    def tail_answer(self, rid: int) -> tuple[Any, Any]:
+        """The answer to tail ``rid``, if the host sends one (serving what it asks within it
+        meanwhile); (TAKEN, the host's next callback) if it took the answer. Waits as
+        idle as a lane's loop, not counted among the waiters: its answer may never come."""
+        return self._wait(rid, TAIL, None)
+
+    def _wait(self, rid: int, op: str, until: float | None) -> tuple[Any, Any]:
+        tail = op == TAIL
+        while True:
+            frame = self._read(until, not tail and len(waiting) <= 1)
+            kind = frame[0]
+            if kind == "p":
+                if frame[1] == rid:
+                    return PLAIN, frame[2]
+            elif kind == "a":
+                if frame[1] == rid:
+                    return bool(frame[2]), frame[3]
+            elif kind == "q":
+                if frame[2] == rid:  # asked of this thread within its own request
+                    if frame[3] == TAIL and op == "callback":
+                        taken = self._tail(frame[1], frame[4])
+                        if taken is not None:
+                            return taken
+                    else:
+                        self._handle(frame)
+                    continue
+                if tail and frame[2] is None:  # the host's next callback: it took ours
+                    return TAKEN, frame
+            elif kind == "n" and (frame[1] is None or frame[1] == rid):
+                self._notice(frame[2], frame[3])
+                continue
+            if kind == "q" or kind == "n":
+                self.close("a frame was not a message for this lane's thread")
+                raise ChannelClosed(self.closed)
+
+    def _tail(self, qid: int, payload: Any) -> tuple[Any, Any] | None:
+        """The host's side of a tail call: served as a call. While tails may be taken, an
+        answer that would cross as itself is the callback's (a copy, as the crossing makes
+        one, within what a frame may hold as it is), nothing is sent, and (TAKEN, the value)
+        returned. Any other is sent as a call's, and None returned."""
+        ok, answer = self._served(qid, "call", payload)
+        takes = self._takes_tail
+        if takes is not None and takes():  # after the word: as its wrapper's check
+            if ok is PLAIN:
+                body = dumps(answer)
+                taken = len(body) <= self._reader.cheap
+                if taken:
+                    answer = loads(body)
+            else:
+                taken = ok is True and flat(answer)
+            if taken:
+                return TAKEN, answer
+        self._reply(qid, ok, answer)
+        return None
+
+    def _served(self, rid: int, op: str, payload: Any) -> tuple[Any, Any]:
+        """Serve the other side's request ``rid`` on this thread, as ``_handle`` does, and
+        give its answer back unsent."""
+        local = self._local
+        previous = local.serving
+        local.serving = rid
+        serving = self._serving
+        serving.append(None)
+        try:
+            return self._serve(op, payload)
+        finally:
+            local.serving = previous
+            serving.pop()
+
+    def _reply(self, rid: int, ok: Any, answer: Any) -> None:
+        try:
+            self.send(["p", rid, answer] if ok is PLAIN else ["a", rid, ok, answer])
+        except ChannelClosed:
+            pass  # the other side is gone: the answer is discarded
+
+    def outermost(self) -> bool:
+        """Whether this lane's thread serves one request now (a callback, not one within)."""
+        return len(self._serving) == 1
 
     def serve_forever(self) -> None:
         """Serve every request the other side sends, on this thread, until the lane closes
         (the plan's process runs one such thread a lane)."""
+        frame = None
         while self.closed is None:
-            try:
-                frame = self._read(None, False)  # idle until the next callback: no polling
-            except ChannelClosed:
-                return
-            if frame[0] != "q" and frame[0] != "n":
+            if frame is None:
+                try:
+                    frame = self._read(None, False)  # idle until the next callback: no polling
+                except ChannelClosed:
+                    return
+            kind = frame[0]
+            if kind == "n":
+                self._notice(frame[2], frame[3])
+            elif kind != "q":
                 self.close("a frame was not a request")
                 return
-            self._handle(frame)
+            else:
+                ok, answer = self._served(frame[1], frame[3], frame[4])
+                if ok is TAKEN:  # the host took its tail's answer: nothing to send, and
+                    frame = answer  # its next callback read where that answer was waited for
+                    continue
+                self._reply(frame[1], ok, answer)
+            frame = None
 
     def _read(self, until: float | None, spin: bool) -> Any:
         """The next frame, checked to be a message; ChannelClosed once the lane is over."""
@@ -232,10 +345,17 @@ class Callback:
         finally:
             if taken is not None:
                 lanes.give_back(taken)
+        if ok is TAKEN:  # its last host call's answer, unless the run ended while that ran
+            if session.ended is not None:
+                raise session.ended  # as a late answer would find the run over
+            return answer
         if ok is PLAIN:  # JSON as parsed, within the frame's bound: plain data, str keys only
             return answer
         if not ok:
-            raise _failure(session, answer)
+            error = _failure(session, answer)
+            if isinstance(error, PlanLimitError):  # a limit of the plan's: no more tails
+                session.limit_heard = error
+            raise error
         try:
             return session.decode(answer)
         except CodecError as error:  # it names a handle it was never given, say

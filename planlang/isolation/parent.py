@@ -68,6 +68,7 @@ class _Session(Handles):
         self.done_at: float | None = None  # when the child said its plan ended (``notice``)
         self.ended: PlanLimitError | None = None
         self.stopped: PlanLimitError | None = None  # a limit the host itself found, ending it
+        self.limit_heard: PlanLimitError | None = None  # a callback's limit (lanes: tails)
         self._nesting = Nesting()  # requests served within requests, per host thread
         self._deepest = box.limits.depth + 1  # a host word, then one a level of plan calls
         self.filename: str | None = None  # no plan frames run here; errors carry their line
@@ -86,7 +87,15 @@ class _Session(Handles):
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large)
         return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed,
-                    write=self._write)  # fmt: skip
+                    write=self._write, takes_tail=self.takes_tail)  # fmt: skip
+
+    def takes_tail(self) -> bool:
+        """Whether a tail's answer may be the callback's now (``lanes``): no limit heard from
+        the plan's process, the run going on, its deadline not passed. Otherwise the plan's
+        process gets the answer, and its host word's wrapper decides, as without tails."""
+        return (self.limit_heard is None and self.meter.tripped is None
+                and not self._over.is_set() and time.monotonic() <= self.meter.deadline
+                )  # fmt: skip
 
     def _announce(self, number: int) -> None:
         try:

@@ -8,6 +8,7 @@ answers is decoded into new plain data nobody else holds.
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 import threading
@@ -25,11 +26,23 @@ from planlang.isolation.codec import (
     plain_tree,
 )
 from planlang.isolation.frames import FrameReader
-from planlang.isolation.lanes import LANE_EXIT, Lane
+from planlang.isolation.lanes import LANE_EXIT, TAIL, TAKEN, Lane
 from planlang.isolation.wire import describe, raised
+from planlang.sandbox.host_words import after_call
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
-__all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord"]
+__all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord", "TailSent"]
+
+
+class TailSent(BaseException):  # noqa: N818 - not an error: how a callback's frames unwind
+    """Raised where a tail call is asked for (``RemoteWord``), through the callback's frames
+    (none has a handler, and none has anything left to run: ``Peer.call_op``) to
+    ``Peer.serve``, which waits for the tail's answer with nothing of them held. It carries
+    what is left to do: the wrapper's last lines (its globals), and the plan's line."""
+
+    def __init__(self, rid: int, wrapper_globals: dict[str, Any], line: int | None):
+        super().__init__()
+        self.rid, self.wrapper_globals, self.line = rid, wrapper_globals, line
 
 
 class _Lane(threading.local):
@@ -48,6 +61,7 @@ class Peer:
         self.functions: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
         self.filename: str | None = None
+        self._tails: dict[types.CodeType, frozenset[int]] = {}
         # What a host word returns is decoded here into new plain data nobody else holds: the
         # plan may have it as it is (``fresh``), where in one process it would be copied.
         self._handles = {
@@ -126,6 +140,25 @@ class Peer:
             frame = frame.f_back
         return None
 
+    def call_op(self, wrapper: types.FrameType) -> str:
+        """``tail`` when the host call a host word's wrapper (``wrapper``, its frame) makes is
+        the last act of the callback this lane's thread runs: the plan function the host
+        called back called the word and returns its value at once, with no handler around
+        (so nothing of it is left to run, and unwinding it runs no plan code); else ``call``."""
+        lane = self._lane.endpoint
+        if lane is None or not isinstance(lane, Lane) or not lane.outermost():
+            return "call"
+        plan = wrapper.f_back
+        if (plan is None or plan.f_back is None or plan.f_back.f_code is not _SERVE
+                or plan.f_code.co_filename != self.filename
+                or not wrapper.f_code.co_filename.startswith("<host word ")):  # fmt: skip
+            return "call"
+        code = plan.f_code
+        tails = self._tails.get(code)
+        if tails is None:
+            tails = self._tails[code] = tail_calls(code)
+        return TAIL if plan.f_lasti in tails else "call"
+
     def decode(self, data: Any) -> Any:
         return self.decoder().decode(data)
 
@@ -134,6 +167,12 @@ class Peer:
         assert endpoint is not None
         ok, answer = endpoint.request(op, payload)
         if ok is PLAIN:  # plain JSON: the parser's new dict is already what the plan gets
+            return answer
+        return self._answered(ok, answer)
+
+    def _answered(self, ok: Any, answer: Any) -> Any:
+        """A host call's answer as the plan gets it (``ask``: PLAIN is as it stands)."""
+        if ok is PLAIN:
             return answer
         if not ok:
             raise raised(answer)
@@ -150,16 +189,52 @@ class Peer:
             fid, args, kwargs = payload
             fn = self.functions[int(fid)]
             positional, keywords = decode_arguments(args, kwargs, self.decode)
-            result = fn(*positional, **keywords)
-            if flat(result):
-                return True, result
-            # the usual result of a thunk (a host word's answer), unless a container in it is
-            # there twice: the host holds it as one, as it holds the plan's own in one process
-            if plain_tree(result):
-                return PLAIN, result
-            return True, self.encode(result)
+            try:
+                result = fn(*positional, **keywords)
+            except TailSent as sent:  # its frames are gone once this handler is left
+                tail = sent.rid, sent.wrapper_globals, sent.line
+            else:
+                return self._result(result)
+            try:  # what the callback would do after its last host call, that call's answer
+                lane = self._lane.endpoint
+                assert isinstance(lane, Lane)
+                ok, answer = lane.tail_answer(tail[0])
+                if ok is TAKEN:  # the host took it as the callback's own: the lane's loop
+                    return ok, answer  # serves ``answer``, its next callback
+                result = after_call(tail[1], self._answered(ok, answer))
+            except BaseException as error:  # noqa: BLE001 - raised where the call was made
+                return False, describe(error, filename=self.filename, at=tail[2])
+            return self._result(result)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             return False, describe(error, filename=self.filename)
+
+    def _result(self, result: Any) -> tuple[Any, Any]:
+        """A callback's result, as it crosses."""
+        if flat(result):
+            return True, result
+        # the usual result of a thunk (a host word's answer), unless a container in it is
+        # there twice: the host holds it as one, as it holds the plan's own in one process
+        if plain_tree(result):
+            return PLAIN, result
+        return True, self.encode(result)
+
+
+_SERVE = Peer.serve.__code__  # the frame that calls a plan function back
+
+
+def tail_calls(code: types.CodeType) -> frozenset[int]:
+    """Where a frame of ``code`` may stand (``f_lasti``) while it waits in a call whose value
+    it returns at once: a ``CALL`` and its inline caches (which of them, the version and the
+    callee decide), followed by ``RETURN_VALUE``. None in code with any handler (a ``try``
+    or ``with`` would run code, or catch the unwinding, after the call)."""
+    if code.co_exceptiontable:
+        return frozenset()
+    found: set[int] = set()
+    instructions = list(dis.get_instructions(code))
+    for call, after in zip(instructions, instructions[1:], strict=False):
+        if call.opname == "CALL" and after.opname == "RETURN_VALUE":
+            found.update(range(call.offset, after.offset, 2))
+    return frozenset(found)
 
 
 def _adapt(value: Any) -> Any:
@@ -190,6 +265,12 @@ class RemoteWord:
         peer = self.peer
         positional, keywords = encode_arguments(args, kwargs, peer.encode)
         payload = [self.wid, positional, keywords, peer.caller_line()]
+        lane = peer._lane.endpoint  # a tail only on a lane (on the run's channel, no frame
+        if lane is not None:  # is looked at)
+            wrapper = sys._getframe(1)
+            if peer.call_op(wrapper) == TAIL:
+                assert isinstance(lane, Lane)
+                raise TailSent(lane.ask_tail(payload), wrapper.f_globals, payload[3])
         return peer.ask("call", payload)
 
 

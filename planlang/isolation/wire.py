@@ -60,10 +60,14 @@ def describe(
     error: BaseException,
     passthrough: tuple[type[BaseException], ...] = (),
     filename: str | None = None,
+    at: int | None = None,
 ) -> Any:
-    """The error as plain data: [how, type name, text, limit kind, innermost plan line]."""
+    """The error as plain data: [how, type name, text, limit kind, innermost plan line].
+    ``at``: the plan line it was raised at where no plan frame of it is left (a tail's)."""
     name = "TypeError" if isinstance(error, CodecError) else type(error).__name__
     line = plan_line(error, filename)
+    if line is None:
+        line = at
     if isinstance(error, PlanLimitError):
         return ["limit", name, error.message, error.kind, line]
     if passthrough and isinstance(error, passthrough):

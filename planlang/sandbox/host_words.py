@@ -20,7 +20,7 @@ from typing import Any
 from planlang.sandbox.limits import Meter
 from planlang.sandbox.wall import SCALARS, thaw
 
-__all__ = ["wrap_host_word"]
+__all__ = ["after_call", "wrap_host_word"]
 
 _GENERIC = "*args, **kwargs"
 
@@ -100,6 +100,16 @@ def _template(parameters: str, arguments: str, name: str) -> types.CodeType:
     code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
     # Argument errors name the word as the plan knows it: "agent() missing 1 required ..."
     return code.replace(co_name=name, co_qualname=name)
+
+
+def after_call(wrapper_globals: dict[str, Any], result: Any) -> Any:
+    """What a wrapper (its globals: ``_template``'s scope) does with its word's ``result``: its
+    last two lines, for a call whose frames were unwound before the word returned (process
+    isolation's tail calls, ``isolation.peer``). Kept in step with ``_template``."""
+    scope = wrapper_globals
+    if scope["_meter"].tripped is None and type(result) in scope["_handed_over"]:
+        return result
+    return scope["_settle"](result)
 
 
 def _passing(fn: Callable[..., Any]) -> tuple[str, str]:

@@ -25,29 +25,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from probe_prelude import HOOK_OFF, SYSCALL
 
 from planlang.errors import PlanLimitError
 from planlang.isolation.pool import Pool
 from planlang.isolation.testing import run_probe
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
-
-HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
-SYSCALL = (
-    "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-    "libc.syscall.restype = ctypes.c_long\n"
-    "def call(*args):\n"
-    "    n = libc.syscall(*args)\n"
-    "    if n < 0:\n"
-    "        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
-    "    return n\n"
-    "def tried(tries):\n"
-    "    done = []\n"
-    "    for name, attempt in tries.items():\n"
-    "        try:\n            attempt()\n            done.append(name)\n"
-    "        except OSError:\n            pass\n"
-    "    return done\n"
-)
 
 
 @pytest.fixture(scope="module")

@@ -16,21 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from probe_prelude import HOOK_OFF, SYSCALL
 
 import planlang
 from planlang.isolation.pool import Pool
 from planlang.isolation.testing import run_probe
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
-
-HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
-SYSCALL = (
-    "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-    "libc.syscall.restype = ctypes.c_long\n"
-    "def call(*args):\n"
-    "    if libc.syscall(*args) < 0:\n"
-    "        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
-)
 
 
 @pytest.fixture(scope="module")
