@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from .accounting import Accounting
-from .budget import Budget
 from .errors import FanOutDeadlock, RunCancelled, RunError, WorkerFailed
 from .events import EventLog
 from .fanout import FanOut, Thunk
 from .llm import LLM
 from .records import WorkerRecord
 from .reply import Reply
+from .run_view import RunView
 from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
@@ -43,7 +43,7 @@ _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_ca
 _monotonic_ns = time.monotonic_ns
 
 
-class Run:
+class Run(RunView):
     """One execution of a plan: workers, budget, events, accounting."""
 
     def __init__(
@@ -395,46 +395,3 @@ class Run:
     def _thunk_failed(self, index: int, exc: Exception) -> None:
         self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
                              error=f"{type(exc).__name__}: {exc}")  # fmt: skip
-
-    # -- display -----------------------------------------------------------------------------
-
-    @property
-    def paused(self) -> bool:
-        """True while some worker waits at the budget cap."""
-        return self.llm.budget.paused > 0
-
-    def counts(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._counts)
-
-    def progress(self) -> tuple[list[tuple[str, str]], list[str], dict[str, int]]:
-        """(phase, status) of every worker, the phases in order, and thunks fanned per phase."""
-        with self._lock:
-            records = [(record.phase, record.status) for record in self.threads]
-            return records, list(self.phases), dict(self.fanned)
-
-    def statusline(self) -> str:
-        """One line for a live display: phase, workers, credits, and whether it is paused."""
-        return statusline(self.title, self._status, self.phase_name, self.counts(),
-                          self.llm.budget)  # fmt: skip
-
-    def threads_json(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [record.to_dict() for record in self.threads]
-
-
-def statusline(title: str, status: str, phase: str, counts: dict[str, int], budget: Budget) -> str:
-    """The run's one-line status, for live displays (``planlang run`` redraws it)."""
-    spent, _, cap = budget.snapshot()
-    money = f"credits {spent:.4g}" + ("" if cap is None else f"/{cap:.4g}")
-    line = (
-        f"{title} · {status} · phase {phase} · workers "
-        f"{counts['running']} running, {counts['done']} done, {counts['failed']} failed"
-    )
-    if counts["refused"]:
-        line += f", {counts['refused']} refused"
-    line += f" · {money}"
-    waiting = budget.paused
-    if waiting:
-        line += f" · PAUSED at the budget ({waiting} waiting; raise the cap to go on)"
-    return line
