@@ -6,11 +6,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from fake_key import KEY
 
 from runtime import Budget
 from runtime.testing import FakeOpenAI
-
-KEY = "sk-test-9f8e7d6c5b4a-DO-NOT-LEAK"
 
 
 @pytest.fixture

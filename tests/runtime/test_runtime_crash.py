@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import KEY
 from crash_plan import CONCURRENCY
+from fake_key import KEY
 
 from runtime import Ledger
 from runtime.testing import FakeOpenAI

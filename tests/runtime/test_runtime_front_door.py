@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import KEY
+from fake_key import KEY
 
 from runtime import LLM, Budget, ClientError, Ledger, Reply, Role, Run, Settings, http_client
 from runtime.testing import FakeOpenAI

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import KEY
+from fake_key import KEY
 
 from runtime import LLM, Budget, ClientError, HTTPClient, Ledger, http_client
 from runtime.testing import FakeOpenAI

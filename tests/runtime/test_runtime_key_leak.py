@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from conftest import KEY
+from fake_key import KEY
 
 from runtime import LLM, Budget, ClientError, Ledger, Run, Settings, http_client
 from runtime.testing import FakeOpenAI

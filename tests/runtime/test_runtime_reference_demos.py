@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import KEY
+from fake_key import KEY
 
 from runtime import LLM, Budget, CacheMiss, Ledger, Role, Run, RunCancelled, Settings, http_client
 from runtime.testing import FakeOpenAI

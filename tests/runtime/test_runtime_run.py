@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KEY
+from fake_key import KEY
 
 from runtime import (
     LLM,
