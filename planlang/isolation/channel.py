@@ -21,7 +21,7 @@ run reads the request and serves it itself. The leader keeps its own frames (its
 request it must serve) rather than passing them through its inbox.
 
 Messages: ``["q", id, context, op, payload]``, ``["a", id, ok, payload]``, ``["p", id, payload]``
-(an answer that is plain JSON as it stands: no tags to decode, see ``codec.plain_answer``) and
+(an answer that is plain JSON as it stands: no tags to decode, see ``plain.plain_answer``) and
 ``["n", context, op, payload]`` (a notice: no answer, kept in order with its context).
 """
 

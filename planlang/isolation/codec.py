@@ -29,17 +29,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "finite",
-           "flat", "plain_answer", "plain_tree", "shares_lists"]  # fmt: skip
+from planlang.isolation.plain import BIG as _BIG
+from planlang.isolation.plain import flat
 
-_BIG = 2**63
+__all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments"]
+
 _FUNCTION = types.FunctionType  # a plan's function (a thunk): a handle, never adapted
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
-
-
-def finite(value: float) -> bool:
-    """Whether a float crosses as itself (JSON has no nan or infinity)."""
-    return value - value == 0.0
 
 
 # Hashing a set member or dict key that is a tuple walks it; a plan can make that walk 2**60
@@ -50,16 +46,6 @@ MAX_COLLISIONS = 32  # keys of one set or dict that may share a hash
 
 
 EMPTY_KWARGS: dict[str, list[Any]] = {"d": []}
-
-
-def flat(value: Any) -> bool:
-    """A value that crosses as itself: str, bool, None, a finite float, an int of 64 bits."""
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return -_BIG < value < _BIG
-    return kind is float and value - value == 0.0
 
 
 def encode_arguments(args: tuple[Any, ...], kwargs: dict[str, Any], encode: Callable[[Any], Any]
@@ -90,93 +76,6 @@ def _scalars(items: list[Any]) -> bool:
         if not (k is str or k is int or k is float or k is bool or v is None):
             return False
     return True
-
-
-def plain_answer(value: Any) -> bool:
-    """Whether a host answer crosses as plain JSON, as it stands, decoded as itself: a dict
-    with str keys of scalars and lists of scalars (the usual answer of a host word), copied
-    as the in-process sandbox copies it (a list under two keys arrives as two lists). The
-    frame says so (channel's ``["p", id, payload]``): the other side takes the dict the JSON
-    parser made, with no walk."""
-    if type(value) is not dict:
-        return False
-    for key, item in value.items():
-        kind = type(item)
-        if type(key) is not str:
-            return False
-        if kind is str or kind is bool or item is None:
-            continue
-        if kind is int:
-            if -_BIG < item < _BIG:
-                continue
-            return False
-        if kind is float:
-            if item - item == 0.0:
-                continue
-            return False
-        if kind is not list:
-            return False
-        for element in item:
-            if not flat(element):
-                return False
-    return True
-
-
-PLAIN_DEPTH = 64  # levels a plain tree may nest (JSON parsers stop at a few hundred)
-
-
-def plain_tree(value: Any) -> bool:
-    """Whether a dict or list crosses as plain JSON, as it stands, and decodes into exactly
-    its copy: dicts with str keys and lists, of scalars that cross as themselves (``flat``),
-    no container in it twice (JSON would make two of it), and no deeper than ``PLAIN_DEPTH``.
-    A list of host answers (a fan-out's replies) is one, as is a thunk's usual result."""
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        return False
-    return _plain(value, set(), 0)
-
-
-def _plain(value: Any, seen: set[int], depth: int) -> bool:
-    """One container of ``plain_tree``: its scalars checked inline, as ``flat`` checks them
-    (a call each would cost more than the check: a fan-out's replies are thousands)."""
-    key = id(value)
-    if key in seen or depth > PLAIN_DEPTH:
-        return False
-    seen.add(key)
-    if type(value) is dict:
-        for name in value:
-            if type(name) is not str:
-                return False
-        items = value.values()
-    else:
-        items = value
-    for item in items:
-        kind = type(item)
-        if kind is str or kind is bool or item is None:
-            continue
-        if kind is int:
-            if -_BIG < item < _BIG:
-                continue
-            return False
-        if kind is float:
-            if item - item == 0.0:
-                continue
-            return False
-        if (kind is dict or kind is list) and _plain(item, seen, depth + 1):
-            continue
-        return False
-    return True
-
-
-def shares_lists(value: dict[Any, Any]) -> bool:
-    """Whether one list is under two keys of a dict (plain JSON would make it two)."""
-    seen = 0
-    ids = set()
-    for item in value.values():
-        if type(item) is list:
-            seen += 1
-            ids.add(id(item))
-    return len(ids) != seen
 
 
 class CodecError(TypeError):

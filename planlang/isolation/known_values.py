@@ -6,7 +6,7 @@ than a tenth of the host's work for a worker under process isolation. So a run r
 few keyword arguments it met, the JSON of what was sent (the tree as the codec encoded it, which
 says exactly what it decodes to) and the JSON of the plain value it decoded to; the next time the
 same tree comes, the value is parsed from that JSON (a fresh copy, made by orjson in C), with no
-walk. Only values that are plain data as they stand (``codec.plain_tree``: dicts with str keys,
+walk. Only values that are plain data as they stand (``plain.plain_tree``: dicts with str keys,
 lists, scalars that cross as themselves, nothing shared) are remembered; a tree that refers to a
 value sent before (``{"r": n}``) anywhere in the call's keywords is decoded as before, whole, by
 the codec, since its numbering spans them all. So what a host word gets, and every error, is
@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from planlang.isolation.codec import plain_tree
+from planlang.isolation.plain import plain_tree
 
 __all__ = ["KnownValues"]
 

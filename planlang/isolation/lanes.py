@@ -52,8 +52,9 @@ from planlang.isolation.channel import (
     Endpoint,
     waiting,
 )
-from planlang.isolation.codec import CodecError, encode_arguments, flat
+from planlang.isolation.codec import CodecError, encode_arguments
 from planlang.isolation.frames import FrameReader, dumps, loads
+from planlang.isolation.plain import flat
 from planlang.isolation.wire import raised
 
 if TYPE_CHECKING:

@@ -29,9 +29,6 @@ from planlang.isolation.codec import (
     CodecError,
     Encoder,
     decode_arguments,
-    flat,
-    plain_answer,
-    plain_tree,
 )
 from planlang.isolation.frames import BUDGET_FLOOR, FrameReader, FrameTooCostly
 from planlang.isolation.handles import Handles, host_adapt
@@ -40,6 +37,7 @@ from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
+from planlang.isolation.plain import flat, plain_answer, plain_tree
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from

@@ -22,11 +22,10 @@ from planlang.isolation.codec import (
     Encoder,
     decode_arguments,
     encode_arguments,
-    flat,
-    plain_tree,
 )
 from planlang.isolation.frames import FrameReader
 from planlang.isolation.lanes import LANE_EXIT, TAIL, TAKEN, Lane
+from planlang.isolation.plain import flat, plain_tree
 from planlang.isolation.wire import describe, raised
 from planlang.sandbox.host_words import after_call
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList

@@ -112,8 +112,8 @@ def test_aliased_tuple_keys_are_refused_by_the_host() -> None:
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from planlang.isolation.codec import PLAIN_DEPTH, plain_tree  # noqa: E402
 from planlang.isolation.frames import dumps, loads  # noqa: E402
+from planlang.isolation.plain import PLAIN_DEPTH, plain_tree  # noqa: E402
 
 _SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
             | st.floats(allow_nan=True) | st.text(max_size=8))  # fmt: skip
