@@ -17,7 +17,6 @@ import threading
 import time
 import types
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,6 +37,7 @@ from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.plain import flat, plain_answer, plain_tree
+from planlang.isolation.plan_threads import PlanThreads
 from planlang.isolation.pool import Child, default_pool, discard_later
 from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
@@ -344,8 +344,9 @@ class _Session(Handles):
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
-# blocks holds one of these, never the caller of ``run`` (which keeps the wall clock).
-_PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
+# blocks holds one of these, never the caller of ``run`` (which keeps the wall clock); one
+# that blocks past its run keeps its thread, and later runs start others (``plan_threads``).
+_PLAN_THREADS = PlanThreads("planlang-plan-host")
 
 
 def run_isolated(box: Sandbox, checked: CheckResult) -> Any:

@@ -1,0 +1,117 @@
+"""Red team of process isolation (session 10): what lands on the HOST when a plan (or a plan's
+process that runs code the attacker controls) goes for the host's own resources.
+
+A compromised child is driven through the test-only probe (``Pool(probes=True)``,
+``planlang.isolation.testing``): raw Python in the plan's place. Each test failed on 9f407f7.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from planlang.errors import PlanLimitError
+from planlang.isolation.lanes import Callback
+from planlang.isolation.pool import Pool
+from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.limits import Limits
+
+# the child's own Endpoint, its run's context and the handle of the host word ``w``
+CHANNEL = """
+import gc
+from planlang.isolation.channel import Endpoint
+from planlang.isolation.frames import write_all
+from planlang.isolation.child import _ChildSandbox
+ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
+R = ep.default_context
+box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]
+wid = box.host['w'].fn.wid
+"""
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    made = Pool(1, probes=True)
+    yield made
+    made.close()
+
+
+def probed(pool: Pool, probe: str, limits: Limits, **host: object) -> Sandbox:
+    box = Sandbox(host=dict(host), limits=limits, isolation="process")
+    box._pool = pool  # type: ignore[attr-defined]
+    box._probe = {"probe": probe}  # type: ignore[attr-defined]
+    return box
+
+
+# -- REDTEAM10 1: plan functions a child names are kept by the host until the run ends ---------
+
+
+def test_plan_functions_a_child_names_are_not_kept_by_the_host(pool: Pool) -> None:
+    """Each frame is held to the plan's memory limit as it is decoded, but every plan function
+    it named stayed in the run's table of callbacks until the run ended: a child naming 100,000
+    new ones a frame made the host hold 1,000,000 (about 200 MB) in ten frames on a plan of
+    ``memory_mb=64``, without end on a longer time limit. The host keeps only those a host word
+    still holds."""
+    width, frames = 50_000, 6
+    probe = CHANNEL + (
+        f"for k in range({frames}):\n"
+        f"    args = [[{{'c': k * {width} + i}} for i in range(1, {width + 1})]]\n"
+        "    write_all(ep._writer, ['q', 100 + k, R, 'call', [wid, args, {'d': []}, None]])\n"
+        "    reply = ep._reader.read()\n"
+        "result = reply[2:]\n"
+    )
+    alive: list[int] = []
+
+    def w(callbacks: list[object]) -> int:
+        gc.collect()
+        alive.append(sum(1 for o in gc.get_objects() if type(o) is Callback))
+        return len(callbacks)
+
+    box = probed(pool, probe, Limits(seconds=60, memory_mb=64), w=w)
+    assert box.run("result = w\n") == [True, width]
+    assert len(alive) == frames
+    assert max(alive) <= 2 * width  # the call's own, not every frame's before it
+
+
+# -- REDTEAM10 2: host words that block strand the host's threads for every later run ---------
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    made = threading.Event()
+    yield made
+    made.set()
+
+
+def test_host_words_that_block_past_their_runs_do_not_stop_later_runs(
+    release: threading.Event,
+) -> None:
+    """A host word that blocks past the deadline holds the host thread serving its plan (host
+    code cannot be interrupted; its run ends at the limit plus grace all the same). Those
+    threads were a pool of 256: a plan that makes a host word block (a URL of a server that
+    never answers, say) stranded one each run, and after 256 such runs every isolated plan that
+    called any host word ended at its time limit, the host's other runs included."""
+    stranded = 300
+    runs = Pool(2)
+
+    def blocked(_: int) -> str:
+        box = Sandbox(host={"block": release.wait}, limits=Limits(seconds=0.2),
+                      isolation="process")  # fmt: skip
+        box._pool = runs  # type: ignore[attr-defined]
+        with pytest.raises(PlanLimitError) as ended:
+            box.run("block()\nresult = 1\n")
+        return ended.value.kind
+
+    try:
+        with ThreadPoolExecutor(64) as fan:
+            assert set(fan.map(blocked, range(stranded))) == {"seconds"}
+        box = Sandbox(host={"w": lambda: 7}, limits=Limits(seconds=10), isolation="process")
+        box._pool = runs  # type: ignore[attr-defined]
+        assert box.run("result = w()\n") == 7
+    finally:
+        release.set()
+        runs.close()
