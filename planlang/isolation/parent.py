@@ -220,6 +220,12 @@ class _Session(Handles):
         if op == "done" and self.done_at is None:  # its plan ended; its result comes next
             self.done_at = time.monotonic()
             return
+        if op == "free" and type(payload) is list:  # host iterators the plan dropped
+            iterators = self.iterators
+            for nid in payload:
+                if type(nid) is int:
+                    iterators.pop(nid, None)
+            return
         if op == "print" and type(payload) is str:
             # the plan's process bounds what a plan prints by Limits.size; the host holds one
             # that does not to the same bound

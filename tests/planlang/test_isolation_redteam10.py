@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import types
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -115,3 +116,29 @@ def test_host_words_that_block_past_their_runs_do_not_stop_later_runs(
     finally:
         release.set()
         runs.close()
+
+
+# -- REDTEAM10 3: every iterator a host word returned is kept by the host until the run ends ---
+
+
+def test_host_iterators_the_plan_dropped_are_not_kept_by_the_host() -> None:
+    """An honest-looking plan, no probe: a host word that returns an iterator, called in a
+    loop. In one process each is freed as the plan drops it; under process isolation the host
+    kept every one in the run's table (its frame, and whatever it held: the plan's memory limit
+    never saw it) until the run ended. The plan's process now says which it dropped."""
+
+    def made() -> Iterator[int]:
+        yield 1
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects()
+                   if type(o) is types.GeneratorType and o.gi_code is made.__code__)  # fmt: skip
+
+    host = {"made": made, "alive": alive}
+    source = "for i in range(3000):\n    x = made()\nfirst = next(x)\nresult = [first, alive()]\n"
+    for mode in ("inprocess", "process"):
+        box = Sandbox(host=host, limits=Limits(seconds=60), isolation=mode)
+        found, held = box.run(source)
+        assert found == 1
+        assert held <= 100, mode
