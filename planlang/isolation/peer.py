@@ -98,7 +98,8 @@ class Peer:
                 return {"o": target.oid}
         if callable(value) and not isinstance(value, type):
             return {"c": self._function_id(value)}
-        raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+        # a TypeError, as the plan gets in one process, where the word's answer is refused
+        raise TypeError(f"A {type(value).__name__} cannot be handed to the host.")
 
     def _function_id(self, value: Any) -> int:
         key = id(value)

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from planlang.errors import PlanLimitError
+from planlang.errors import PlanLimitError, PlanRuntimeError
 from planlang.isolation.lanes import Callback
 from planlang.isolation.pool import Pool
 from planlang.sandbox.inprocess import Sandbox
@@ -142,3 +142,56 @@ def test_host_iterators_the_plan_dropped_are_not_kept_by_the_host() -> None:
         found, held = box.run(source)
         assert found == 1
         assert held <= 100, mode
+
+
+# -- REDTEAM10 4: error kinds the two modes did not agree on ---------------------------------
+
+MODES = ("inprocess", "process")
+
+
+def _raising(error: BaseException) -> object:
+    def word() -> object:
+        raise error
+
+    return word
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("error", "kind"), [(RecursionError("deep"), "depth"), (MemoryError(), "memory")]
+)
+def test_a_host_words_recursion_or_memory_error_is_the_same_limit_in_both_modes(
+    mode: str, error: BaseException, kind: str
+) -> None:
+    """A plan can make a host word run out of stack or memory by what it passes. In one
+    process that ends the plan at a limit (``depth``, ``memory``); across the boundary it
+    crossed as an error of that name, and the plan ended with a ``PlanRuntimeError``."""
+    box = Sandbox(host={"w": _raising(error)}, limits=Limits(seconds=10), isolation=mode)
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("x = 1\nresult = w()\n")
+    assert (ended.value.kind, ended.value.line) == (kind, 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_plan_recursing_through_a_host_words_comprehension_ends_at_depth(mode: str) -> None:
+    """The host's own stack runs out first under process isolation (each level nests the
+    serving of a request on it): the same kind as in one process, not a RecursionError."""
+    box = Sandbox(host={"each": lambda f, xs: [f(x) for x in xs]}, limits=Limits(seconds=20),
+                  isolation=mode)  # fmt: skip
+    with pytest.raises(PlanLimitError) as ended:
+        box.run("def f(n):\n    return each(lambda x: f(x), [n])\nresult = f(0)\n")
+    assert ended.value.kind == "depth"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("value", ["ValueError('x')", "slice(1, 2)"])
+def test_a_value_a_host_word_cannot_take_is_a_type_error_in_both_modes(
+    mode: str, value: str
+) -> None:
+    """In one process such a value reaches the word, and its answer is refused as not plain
+    data (a ``TypeError``); across the boundary the plan's process refuses to send it, and the
+    plan saw the codec's own error type (``CodecError``)."""
+    box = Sandbox(host={"same": lambda x: x}, limits=Limits(seconds=10), isolation=mode)
+    with pytest.raises(PlanRuntimeError) as failed:
+        box.run(f"x = 1\nresult = same({value})\n")
+    assert (failed.value.error_type, failed.value.line) == ("TypeError", 2)
