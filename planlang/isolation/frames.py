@@ -35,6 +35,9 @@ _EXPANSION = 40
 # What the host takes from one frame, at least, whatever the plan's memory limit: a result a
 # small limit allows in one process can be larger as JSON (one shared str becomes many).
 BUDGET_FLOOR = 256 * 2**20
+# A request larger than this is held to the run's budget with every other being served
+# (``FrameReader.set_budget``): smaller ones, at most 40 times this each, are not counted.
+HELD_MIN = 64 * 2**10
 
 
 class FrameTooCostly(CodecError):
@@ -121,7 +124,7 @@ class FrameReader:
     """
 
     __slots__ = ("fd", "limit", "closed", "budget", "_cheap", "_buffer", "_spin", "_poll",
-                 "_soon", "_came", "_blocking", "_one_at_a_time")  # fmt: skip
+                 "_soon", "_came", "_blocking", "_one_at_a_time", "_held")  # fmt: skip
     _unpack = _HEADER.unpack_from
 
     def __init__(self, fd: int, limit: int = MAX_FRAME, *, blocking: bool = False):
@@ -133,6 +136,7 @@ class FrameReader:
         self.fd = fd
         self.limit = limit
         self._one_at_a_time: threading.Lock | None = None
+        self._held: Any = None  # a queued.Queued: requests being served, by what they take
         self.budget: int | None = None
         self._cheap = limit  # frames up to this size cannot decode past the budget: not counted
         self.closed = False
@@ -144,7 +148,8 @@ class FrameReader:
         poller.register(fd, select.POLLIN)
         self._poll = poller.poll  # bound once: it is called on every read
 
-    def set_budget(self, nbytes: int, one_at_a_time: threading.Lock | None = None) -> None:
+    def set_budget(self, nbytes: int, one_at_a_time: threading.Lock | None = None,
+                   held: Any = None) -> None:  # fmt: skip
         """Refuse frames whose decoded objects could take more than about ``nbytes`` of this
         process's memory (FrameTooCostly): a frame of ``[],`` repeated decodes to twenty times
         its size. A frame that small enough cannot is read as it is; a larger one has its
@@ -152,10 +157,17 @@ class FrameReader:
         megabyte). The bound is on what the decoded value keeps; the pipe's bytes (up to
         ``limit``) and the parser's own work are not counted. ``one_at_a_time``, a lock the
         readers of one run share (its channel and its lanes), is held while a frame past
-        that size is read and decoded: the run's readers hold one such frame at a time."""
+        that size is read and decoded: the run's readers hold one such frame at a time.
+        ``held`` (a ``queued.Queued`` the run's readers share) counts each request past
+        ``HELD_MIN`` while it is served, all of them held to ``nbytes`` together: its decoded
+        arguments live as long as its host word runs, and a plan nesting host calls (a word
+        that calls back a plan function that calls the word again with the same large value)
+        made the host hold a copy a level, past any one frame's budget. The server releases
+        each (``Queued.take`` of the request's payload) once served."""
         self.budget = nbytes
         self._cheap = min(self.limit, nbytes // _EXPANSION)
         self._one_at_a_time = one_at_a_time
+        self._held = held
 
     @property
     def cheap(self) -> int:
@@ -173,6 +185,13 @@ class FrameReader:
                 "host takes from one frame (the plan's memory limit, and at least "
                 f"{BUDGET_FLOOR // 2**20} MiB)."
             )
+
+    def _hold(self, message: Any, body: bytes | memoryview) -> None:
+        """Count a request (its payload, by identity) among those being served."""
+        if type(message) is list and len(message) == 5 and message[0] == "q":
+            payload = message[4]
+            if type(payload) is list or type(payload) is dict:  # new, so its id is its own
+                self._held.count(payload, decoded_cost(bytes(body)), self.budget)
 
     def close(self) -> None:
         """Close the pipe (once; no thread may be reading it)."""
@@ -197,9 +216,12 @@ class FrameReader:
                     if self._came != "waiting":
                         self._learn(sent - started)
                     try:
-                        return _orjson_loads(memoryview(chunk)[12:])
+                        message = _orjson_loads(memoryview(chunk)[12:])
                     except ValueError:
-                        return loads(memoryview(chunk)[12:])
+                        message = loads(memoryview(chunk)[12:])
+                    if size > HELD_MIN and self._held is not None:
+                        self._hold(message, memoryview(chunk)[12:])
+                    return message
             if not chunk:
                 return None
             buffer += chunk
@@ -221,7 +243,10 @@ class FrameReader:
                         self._learn(sent - started)
                         if size > self._cheap:
                             self._afford(body)
-                        return loads(body)
+                        message = loads(body)
+                        if size > HELD_MIN and self._held is not None:
+                            self._hold(message, body)
+                        return message
                 chunk = self._chunk(until, spin)
                 if not chunk:
                     return None

@@ -39,6 +39,7 @@ from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.plain import flat, plain_answer, plain_tree
 from planlang.isolation.plan_threads import PlanThreads
 from planlang.isolation.pool import Child, default_pool, discard_later
+from planlang.isolation.queued import Queued
 from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
 from planlang.isolation.word_names import named_like_the_wrapper
@@ -74,7 +75,9 @@ class _Session(Handles):
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
-        reader.set_budget(self._budget, self._large)
+        # large requests being served, together within the budget (host words nest)
+        self._held = Queued("being served by the host")
+        reader.set_budget(self._budget, self._large, self._held)
         self._over = over = threading.Event()  # the channel closed or the child died: it is over
         self._write = pipe_writer()  # SIGPIPE kills a host that has not ignored it
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=NO_SPARE,
@@ -83,7 +86,7 @@ class _Session(Handles):
         self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
-        reader.set_budget(self._budget, self._large)
+        reader.set_budget(self._budget, self._large, self._held)
         return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed,
                     write=self._write, takes_tail=self.takes_tail)  # fmt: skip
 
@@ -153,6 +156,8 @@ class _Session(Handles):
             return False, describe(error, self.box.passthrough, self.filename)
         finally:
             nesting.level -= 1
+            if self._held.costs:  # a large request: released, served
+                self._held.take(payload)
             if previous is not meter:
                 local.meter = previous
 

@@ -195,3 +195,31 @@ def test_a_value_a_host_word_cannot_take_is_a_type_error_in_both_modes(
     with pytest.raises(PlanRuntimeError) as failed:
         box.run(f"x = 1\nresult = same({value})\n")
     assert (failed.value.error_type, failed.value.line) == ("TypeError", 2)
+
+
+# -- REDTEAM10 5: nested host calls made the host hold a copy of their arguments a level -------
+
+
+def test_nested_host_calls_hold_no_more_than_the_plans_memory_in_the_host() -> None:
+    """No probe: a host word that calls back a plan function that calls the word again with
+    the same list. The plan holds one list (about 12 MB); in one process each level gets that
+    same object. Across the boundary each level's arguments are a new copy in the host, alive
+    while its word runs: 100 levels made the host hold 1.4 GB on ``memory_mb=256`` (and about
+    14 GB with ten times the list, within that limit). Large requests being served are now
+    held to the run's budget together: the plan ends at its memory limit."""
+    calls = [0]
+
+    def w(data: list[str], f: object) -> object:
+        calls[0] += 1
+        return f()  # type: ignore[operator]
+
+    source = (
+        "big = [str(i) for i in range(200000)]\n"
+        "def f():\n    return w(big, f)\n"
+        "result = w(big, f)\n"
+    )
+    box = Sandbox(host={"w": w}, limits=Limits(seconds=60, memory_mb=256), isolation="process")
+    with pytest.raises(PlanLimitError) as ended:
+        box.run(source)
+    assert ended.value.kind == "memory", ended.value
+    assert calls[0] < 50  # the budget's worth of levels (the depth limit is 100)
