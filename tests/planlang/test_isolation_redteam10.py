@@ -8,19 +8,25 @@ A compromised child is driven through the test-only probe (``Pool(probes=True)``
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import threading
 import types
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
+from planlang.cli_support import EXIT_REFUSED
 from planlang.errors import PlanLimitError, PlanRuntimeError
 from planlang.isolation.lanes import Callback
 from planlang.isolation.pool import Pool
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 
+ROOT = str(Path(__file__).resolve().parents[2])
 # the child's own Endpoint, its run's context and the handle of the host word ``w``
 CHANNEL = """
 import gc
@@ -223,3 +229,18 @@ def test_nested_host_calls_hold_no_more_than_the_plans_memory_in_the_host() -> N
         box.run(source)
     assert ended.value.kind == "memory", ended.value
     assert calls[0] < 50  # the budget's worth of levels (the depth limit is 100)
+
+
+# -- REDTEAM10 6: ``planlang check`` of a plan too deep for Python's parser ----------------------
+
+
+def test_check_of_a_plan_too_deep_to_parse_says_so_in_one_line(tmp_path: Path) -> None:
+    """``Sandbox.run``, ``price`` and ``run`` refuse it (PL003); ``check`` then parsed it again
+    for undefined names, and CPython's parser raised MemoryError: a traceback, exit 1."""
+    plan = tmp_path / "deep.py"
+    plan.write_text("result = " + "-" * 100_000 + "1\n")
+    done = subprocess.run([sys.executable, "-m", "planlang", "check", str(plan)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT})  # fmt: skip
+    assert "Traceback" not in done.stdout + done.stderr
+    assert (done.returncode, done.stdout.count("PL003")) == (EXIT_REFUSED, 1), done
