@@ -39,23 +39,22 @@ class PlanThreads:
         future: Future[Any] = Future()
         with self._lock:
             inbox = self._idle.pop() if self._idle else None
-        if inbox is not None:
-            inbox.put((future, fn))
-        else:
-            threading.Thread(target=self._work, args=((future, fn),), daemon=True,
+        started = inbox is None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+        inbox.put((future, fn))  # never a thread's args: its Thread would hold them for good
+        if started:
+            threading.Thread(target=self._work, args=(inbox,), daemon=True,
                              name=f"{self._name}-{next(self._numbers)}").start()  # fmt: skip
         return future
 
-    def _work(self, job: _Job) -> None:
-        inbox: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+    def _work(self, inbox: queue.SimpleQueue[_Job]) -> None:
         while True:
-            _run(*job)
-            del job  # an idle thread holds nothing of the last run
+            _run(*inbox.get())  # an idle thread holds nothing of the last run
             with self._lock:
                 if len(self._idle) >= self._keep:
                     return
                 self._idle.append(inbox)
-            job = inbox.get()
 
 
 def _run(future: Future[Any], fn: Callable[[], Any]) -> None:
