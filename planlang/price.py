@@ -179,7 +179,8 @@ def price(
 # Rehearsals at once under process isolation: each plan runs in a child of the default pool,
 # which keeps two ready (this machine's cores); more at once would wait for forks. Beside them,
 # a host process of its own takes seeds too where a price can be rebuilt there (no host words
-# of the embedder's): ``planlang.rehearsal_hosts``; 0 turns that off.
+# of the embedder's), once a price here took long: ``planlang.rehearsal_hosts``; 0 turns that
+# off.
 PARALLEL_REHEARSALS = 2
 REHEARSAL_HOSTS = 1
 
@@ -222,6 +223,7 @@ def _rehearse_all(
     if not parallel or len(seeds) < 2:
         return [one(seed) for seed in seeds]
     import threading
+    import time
 
     from planlang import rehearsal_hosts
 
@@ -259,7 +261,8 @@ def _rehearse_all(
             except rehearsal_hosts.HostGone:
                 here(index)  # what it could not do (an error, say) is done here, as before
 
-    hosts = rehearsal_hosts.ready_hosts()[:REHEARSAL_HOSTS] if remote is not None else []
+    began = time.monotonic()
+    hosts = rehearsal_hosts.running_hosts()[:REHEARSAL_HOSTS] if remote is not None else []
     threads = [threading.Thread(target=local, name=f"planlang-rehearsal-{n}")
                for n in range(min(PARALLEL_REHEARSALS, len(seeds)))]  # fmt: skip
     threads += [threading.Thread(target=hosted, args=(host,), name="planlang-rehearsal-hosted")
@@ -268,6 +271,9 @@ def _rehearse_all(
         thread.start()
     for thread in threads:
         thread.join()
+    took = time.monotonic() - began
+    if remote is not None and REHEARSAL_HOSTS and took > rehearsal_hosts.START_AFTER:
+        rehearsal_hosts.start_hosts()  # for the prices to come (one that died is replaced)
     if errors:
         raise errors[min(errors)]
     return results  # type: ignore[return-value]

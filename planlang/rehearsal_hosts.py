@@ -8,6 +8,11 @@ seeds (``planlang.price``): it checks the plan's source again, rehearses it unde
 isolation exactly as here (its own warm plan processes, confined the same way), and sends back
 the ``Rehearsal``.
 
+A host process costs about a second of CPU to start (an interpreter, the imports, its own fork
+server and warm plan processes), more than a short price takes, so one starts only after a
+price in this process took longer than ``START_AFTER`` seconds: a one-off price of the CLI
+never pays for it, and a process that prices again gets it from then on.
+
 Only what can be rebuilt there goes: the source (so only ``check``'s own code runs), a seed, the
 settings without the endpoint's key and address (a rehearsal sends nothing), the inputs, the
 limits and the latency; never an embedder's host words, which live in the caller's process
@@ -33,9 +38,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from planlang.rehearse import Rehearsal
 
-__all__ = ["HostGone", "RehearsalHost", "clean_environment", "ready_hosts"]
+__all__ = ["HostGone", "RehearsalHost", "clean_environment", "running_hosts", "start_hosts"]
 
 HOSTS = 1  # host processes beside the caller's (this machine's second core)
+START_AFTER = 1.0  # seconds a price took before its process starts its hosts
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 _LENGTH = struct.Struct(">I")
 _READY = b"ready"
@@ -122,10 +128,17 @@ _hosts: list[RehearsalHost] = []
 _hosts_lock = threading.Lock()
 
 
-def ready_hosts() -> list[RehearsalHost]:
-    """This process's rehearsal hosts, started on first use (each warms on a thread of its
-    own: a rehearsal waits for none of them; ``RehearsalHost.ready`` says when one can take
-    a seed); those that died are left out."""
+def running_hosts() -> list[RehearsalHost]:
+    """This process's rehearsal hosts started so far, those that died left out (one may
+    still be warming: ``RehearsalHost.ready`` says when it can take a seed)."""
+    with _hosts_lock:
+        _hosts[:] = [host for host in _hosts if not host.gone]
+        return list(_hosts)
+
+
+def start_hosts() -> list[RehearsalHost]:
+    """``running_hosts``, with as many started as ``HOSTS`` says (each warms on a thread of
+    its own: nothing waits for it)."""
     with _hosts_lock:
         _hosts[:] = [host for host in _hosts if not host.gone]
         while len(_hosts) < HOSTS:

@@ -22,7 +22,7 @@ FAKE_KEY = "sk-test-rehearsal-host-not-a-key"
 @pytest.fixture
 def host() -> rehearsal_hosts.RehearsalHost:
     """The process's rehearsal host, warm (so a price hands it seeds at once)."""
-    (found,) = rehearsal_hosts.ready_hosts()
+    (found,) = rehearsal_hosts.start_hosts()
     assert found.ready.wait(120) and not found.gone
     return found
 
@@ -111,7 +111,21 @@ def test_a_host_that_dies_leaves_its_seeds_here_and_is_replaced(
     monkeypatch.setattr(price_module, "REHEARSAL_HOSTS", 0)
     assert _facts(report) == _facts(price(PLAN, seeds=SEEDS, settings=SETTINGS,
                                           isolation="process"))  # fmt: skip
-    (replaced,) = rehearsal_hosts.ready_hosts()
+    assert rehearsal_hosts.running_hosts() == []
+    (replaced,) = rehearsal_hosts.start_hosts()
     assert replaced is not host
     assert replaced.ready.wait(120) and not replaced.gone
     assert replaced.process is not None and os.path.exists(f"/proc/{replaced.process.pid}")
+
+
+def test_a_host_starts_only_after_a_price_that_took_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rehearsal_hosts, "_hosts", [])
+    price(PLAN, seeds=3, settings=SETTINGS, isolation="process")  # well under START_AFTER
+    assert rehearsal_hosts.running_hosts() == []
+    monkeypatch.setattr(rehearsal_hosts, "START_AFTER", 0.0)
+    price(PLAN, seeds=3, settings=SETTINGS, host={"note": len}, isolation="process")
+    assert rehearsal_hosts.running_hosts() == []  # a price it could not take starts none
+    price(PLAN, seeds=3, settings=SETTINGS, isolation="process")
+    (started,) = rehearsal_hosts.running_hosts()
+    assert started.ready.wait(120) and not started.gone
+    started.stop()
