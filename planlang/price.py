@@ -179,8 +179,8 @@ def price(
 # Rehearsals at once under process isolation: each plan runs in a child of the default pool,
 # which keeps two ready (this machine's cores); more at once would wait for forks. Beside them,
 # a host process of its own takes seeds too where a price can be rebuilt there (no host words
-# of the embedder's), once a price here took long: ``planlang.rehearsal_hosts``; 0 turns that
-# off.
+# of the embedder's), once a rehearsal here took long: ``planlang.rehearsal_hosts``; 0 turns
+# that off.
 PARALLEL_REHEARSALS = 2
 REHEARSAL_HOSTS = 1
 
@@ -232,6 +232,8 @@ def _rehearse_all(
     taken = iter(range(len(seeds)))
     lock = threading.Lock()
     left = [len(seeds)]  # seeds no thread has taken yet
+    threads: list[threading.Thread] = []
+    served: set[int] = set()  # the hosts with a thread of this price's
 
     def take() -> int | None:
         with lock:
@@ -240,11 +242,30 @@ def _rehearse_all(
                 left[0] -= 1
             return index
 
+    def start(target: Callable[..., None], *args: Any) -> None:
+        with lock:
+            thread = threading.Thread(target=target, args=args,
+                                      name=f"planlang-rehearsal-{len(threads)}")  # fmt: skip
+            threads.append(thread)
+        thread.start()
+
+    def attach(hosts: list[rehearsal_hosts.RehearsalHost]) -> None:
+        for host in hosts[:REHEARSAL_HOSTS]:
+            with lock:
+                new = id(host) not in served and left[0] > 0
+                served.add(id(host))
+            if new:
+                start(hosted, host)
+
     def here(index: int) -> None:
+        began = time.monotonic()
         try:
             results[index] = one(seeds[index])
         except BaseException as error:  # noqa: BLE001 - raised in order once all are done
             errors[index] = error
+        took = time.monotonic() - began
+        if remote is not None and REHEARSAL_HOSTS and took > rehearsal_hosts.START_AFTER:
+            attach(rehearsal_hosts.start_hosts())  # for the seeds left, and prices to come
 
     def local() -> None:
         while (index := take()) is not None:
@@ -261,19 +282,14 @@ def _rehearse_all(
             except rehearsal_hosts.HostGone:
                 here(index)  # what it could not do (an error, say) is done here, as before
 
-    began = time.monotonic()
-    hosts = rehearsal_hosts.running_hosts()[:REHEARSAL_HOSTS] if remote is not None else []
-    threads = [threading.Thread(target=local, name=f"planlang-rehearsal-{n}")
-               for n in range(min(PARALLEL_REHEARSALS, len(seeds)))]  # fmt: skip
-    threads += [threading.Thread(target=hosted, args=(host,), name="planlang-rehearsal-hosted")
-                for host in hosts]  # fmt: skip
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    took = time.monotonic() - began
-    if remote is not None and REHEARSAL_HOSTS and took > rehearsal_hosts.START_AFTER:
-        rehearsal_hosts.start_hosts()  # for the prices to come (one that died is replaced)
+    for _ in range(min(PARALLEL_REHEARSALS, len(seeds))):
+        start(local)
+    if remote is not None:
+        attach(rehearsal_hosts.running_hosts())
+    joined = 0
+    while joined < len(threads):  # a host started meanwhile adds its thread
+        threads[joined].join()
+        joined += 1
     if errors:
         raise errors[min(errors)]
     return results  # type: ignore[return-value]

@@ -9,9 +9,10 @@ isolation exactly as here (its own warm plan processes, confined the same way), 
 the ``Rehearsal``.
 
 A host process costs about a second of CPU to start (an interpreter, the imports, its own fork
-server and warm plan processes), more than a short price takes, so one starts only after a
-price in this process took longer than ``START_AFTER`` seconds: a one-off price of the CLI
-never pays for it, and a process that prices again gets it from then on.
+server and warm plan processes), more than a short price takes, so one starts only once a
+rehearsal in this process took longer than ``START_AFTER`` seconds: a price of short
+rehearsals never pays for it; a long one starts it while it goes on (the seeds not yet taken
+when it is warm go to it too), and the prices after have it from their start.
 
 Only what can be rebuilt there goes: the source (so only ``check``'s own code runs), a seed, the
 settings without the endpoint's key and address (a rehearsal sends nothing), the inputs, the
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["HostGone", "RehearsalHost", "clean_environment", "running_hosts", "start_hosts"]
 
 HOSTS = 1  # host processes beside the caller's (this machine's second core)
-START_AFTER = 1.0  # seconds a price took before its process starts its hosts
+START_AFTER = 0.5  # seconds one rehearsal took before its process starts its hosts
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 _LENGTH = struct.Struct(">I")
 _READY = b"ready"

@@ -118,7 +118,9 @@ def test_a_host_that_dies_leaves_its_seeds_here_and_is_replaced(
     assert replaced.process is not None and os.path.exists(f"/proc/{replaced.process.pid}")
 
 
-def test_a_host_starts_only_after_a_price_that_took_long(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_host_starts_only_after_a_rehearsal_that_took_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(rehearsal_hosts, "_hosts", [])
     price(PLAN, seeds=3, settings=SETTINGS, isolation="process")  # well under START_AFTER
     assert rehearsal_hosts.running_hosts() == []
