@@ -53,9 +53,19 @@ class HostGone(Exception):
 
 
 def clean_environment() -> dict[str, str]:
-    """The caller's environment without anything named like a secret (LLM_API_KEY among them)."""
-    return {name: value for name, value in os.environ.items()
-            if not any(word in name.upper() for word in _SECRET_WORDS)}  # fmt: skip
+    """The caller's environment without anything named like a secret (LLM_API_KEY among them),
+    with the folders this process found planlang and the runtime in first on PYTHONPATH: the
+    host process runs the very code this one does, whatever put it on ``sys.path`` here."""
+    import planlang
+    import runtime
+
+    env = {name: value for name, value in os.environ.items()
+           if not any(word in name.upper() for word in _SECRET_WORDS)}  # fmt: skip
+    found = [os.path.dirname(os.path.dirname(os.path.abspath(package.__file__ or "")))
+             for package in (planlang, runtime)]  # fmt: skip
+    paths = [*found, env["PYTHONPATH"]] if env.get("PYTHONPATH") else found
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
 
 
 class RehearsalHost:

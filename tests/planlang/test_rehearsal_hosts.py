@@ -68,7 +68,10 @@ def test_the_host_process_gets_neither_the_key_nor_the_endpoint(
 ) -> None:
     monkeypatch.setenv("LLM_API_KEY", FAKE_KEY)
     monkeypatch.setenv("PLANLANG_API_KEY", FAKE_KEY)
-    assert "LLM_API_KEY" not in rehearsal_hosts.clean_environment()
+    env = rehearsal_hosts.clean_environment()
+    assert "LLM_API_KEY" not in env and "PLANLANG_API_KEY" not in env
+    here = str(Path(rehearsal_hosts.__file__).resolve().parent.parent)
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == here  # this very code runs there
     fresh = rehearsal_hosts.RehearsalHost()
     fresh.start()
     try:
