@@ -22,7 +22,7 @@ import orjson
 from planlang.isolation.codec import CodecError
 
 __all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME", "decoded_cost", "dumps",
-           "loads", "read_frame", "write_all", "write_frame"]  # fmt: skip
+           "loads", "plain_copy", "read_frame", "write_all", "write_frame"]  # fmt: skip
 
 # A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
 # process of the machine: the reader learns how soon answers come), then the JSON body.
@@ -44,6 +44,7 @@ class FrameTooCostly(CodecError):
 _json_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 _json_loads = json.JSONDecoder().decode
 _orjson_dumps, _orjson_loads = orjson.dumps, orjson.loads
+_pack, _monotonic = _HEADER.pack, time.monotonic
 
 
 def dumps(message: Any) -> bytes:
@@ -66,6 +67,19 @@ def loads(body: bytes | memoryview) -> Any:
         return _json_loads(bytes(body).decode("utf-8"))
     except (ValueError, RecursionError) as error:
         raise CodecError(f"A frame was not JSON: {str(error)[:200]}") from None
+
+
+def plain_copy(value: Any, most: int) -> Any:
+    """A copy of plain JSON data, as a crossing makes it (written and read again), or None
+    when it is over ``most`` bytes as JSON. (None is never plain data's copy here: the
+    callers copy dicts and lists.)"""
+    try:
+        body = _orjson_dumps(value)
+    except TypeError:  # what orjson declines, the standard library writes
+        body = _json_dumps(value).encode("ascii")
+    if len(body) > most:
+        return None
+    return loads(body)
 
 
 def write_frame(stream: IO[bytes], message: Any) -> None:
@@ -187,7 +201,8 @@ class FrameReader:
         interpreter's lock from them)."""
         if self.closed:
             return None
-        started = time.monotonic()
+        # when the last chunk came says how long to poll; a blocking read does not ask
+        started = 0.0 if self._blocking and until is None and not spin else _monotonic()
         buffer = self._buffer
         if not buffer:  # the usual case: one whole frame in one read
             chunk = self._chunk(until, spin)
@@ -301,8 +316,11 @@ class FrameReader:
 
 def write_all(fd: int, message: Any) -> None:
     """One frame, whole, to a blocking pipe (the caller holds the pipe's write lock)."""
-    body = dumps(message)
-    data = _HEADER.pack(len(body), time.monotonic()) + body
+    try:
+        body = _orjson_dumps(message)
+    except TypeError:  # as ``dumps``
+        body = _json_dumps(message).encode("ascii")
+    data = _pack(len(body), _monotonic()) + body
     written = os.write(fd, data)
     while written < len(data):
         written += os.write(fd, memoryview(data)[written:])

@@ -263,13 +263,18 @@ class RemoteWord:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer = self.peer
         positional, keywords = encode_arguments(args, kwargs, peer.encode)
-        payload = [self.wid, positional, keywords, peer.caller_line()]
+        wrapper = sys._getframe(1)  # the host word's wrapper; the plan's frame called it
+        plan, filename = wrapper.f_back, peer.filename
+        if (plan is not None and plan.f_code.co_filename == filename
+                and wrapper.f_code.co_filename != filename):  # fmt: skip
+            line: int | None = int(plan.f_lineno)  # what ``caller_line`` finds, found at once
+        else:
+            line = peer.caller_line()
+        payload = [self.wid, positional, keywords, line]
         lane = peer._lane.endpoint  # a tail only on a lane (on the run's channel, no frame
-        if lane is not None:  # is looked at)
-            wrapper = sys._getframe(1)
-            if peer.call_op(wrapper) == TAIL:
-                assert isinstance(lane, Lane)
-                raise TailSent(lane.ask_tail(payload), wrapper.f_globals, payload[3])
+        if lane is not None and peer.call_op(wrapper) == TAIL:  # is looked at)
+            assert isinstance(lane, Lane)
+            raise TailSent(lane.ask_tail(payload), wrapper.f_globals, line)
         return peer.ask("call", payload)
 
 
