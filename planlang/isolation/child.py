@@ -17,6 +17,7 @@ import base64
 import dataclasses
 import functools
 import gc
+import itertools
 import marshal
 import os
 import resource
@@ -247,19 +248,19 @@ def _warm_steps() -> Iterator[Callable[[], object]]:
 def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any],
               lanes: list[tuple[int, int]] | None = None) -> None:  # fmt: skip
     """Say ready with the layers, run the one plan the host sends, answer, exit. All that
-    does not depend on the run is made before ready; a run's host says ``go`` as it takes
-    this process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
+    does not depend on the run is made while this process waits (``warming``: its channel
+    first), or at once if a run takes it first; a run's host says ``go`` as it takes this
+    process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
     _warm()
-    reader = FrameReader(read_fd, 2**31)
-    peer = Peer()
-    peer.lanes = list(lanes or ())
-    threads = CallbackThreads()
-    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), peer.notice,
-                        spare=threads)  # fmt: skip
-    peer.endpoint = endpoint
     write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
-    if warming.warm_while_waiting(read_fd, _warm_steps()):
+    made: list[tuple[FrameReader, Peer, CallbackThreads, Endpoint]] = []
+
+    def make() -> None:
+        made.append(_channel(read_fd, write_fd, lanes))
+
+    if warming.warm_while_waiting(read_fd, itertools.chain([make], _warm_steps())):
         _BASE[:] = confine.used()  # counted again: warming grew its heap
+    reader, peer, threads, endpoint = made[0] if made else _channel(read_fd, write_fd, lanes)
     message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU
     code = None
     if message and message[0] == "go":
@@ -280,6 +281,19 @@ def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure
         ok, answer = False, ["runtime", type(error).__name__, str(error)[:2000], None, None]
     _answer(endpoint, rid, ok, answer)
+
+
+def _channel(read_fd: int, write_fd: int, lanes: list[tuple[int, int]] | None
+             ) -> tuple[FrameReader, Peer, CallbackThreads, Endpoint]:  # fmt: skip
+    """The run's channel to the host, and what serves the host's requests on it."""
+    reader = FrameReader(read_fd, 2**31)
+    peer = Peer()
+    peer.lanes = list(lanes or ())
+    threads = CallbackThreads()
+    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), peer.notice,
+                        spare=threads)  # fmt: skip
+    peer.endpoint = endpoint
+    return reader, peer, threads, endpoint
 
 
 _ANSWERED = threading.Lock()  # taken by the one thread that answers the run, never let go

@@ -11,7 +11,9 @@ in a warmed one (its CPU 6.3 ms against 3.9 ms).
 So a ready process runs a few warm-up plans (the fork server's, never a plan of anyone's), at
 the kernel's idle priority (``SCHED_IDLE``: it takes only a CPU nothing else wants, so it
 never slows a run, a fork or the host), each a step of a millisecond or two, and stops when
-the host writes to it: a run that takes it early waits for the step under way at most.
+the host writes to it: a run that takes it early waits for the step under way at most. The
+host gives it its usual priority back as it takes it (``pool.Child.wake``): on a busy
+machine an idle-priority process could wait long for a CPU to notice the run on.
 Before ready it only confines itself and makes what a run needs, so a fork is ready about
 2 ms of CPU sooner, and that CPU, the fork server's and the host's (where the pool's forks
 warm up), is free sooner.
