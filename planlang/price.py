@@ -141,7 +141,10 @@ def price(
         return rehearse(checked, seed=seed, settings=settings, host=host, inputs=inputs,
                         limits=limits, latency=latency, isolation=mode)  # fmt: skip
 
-    rehearsals = _rehearse_all(one, seed_list, parallel=mode == "process")
+    remote = None
+    if mode == "process" and not host and isinstance(source, str):
+        remote = _remote_jobs(source, checked.filename, settings, inputs, limits, latency)
+    rehearsals = _rehearse_all(one, seed_list, parallel=mode == "process", remote=remote)
     turns = 1 + settings.max_repair_turns + settings.max_check_retries
     hints = {name: spec for r in rehearsals for name, spec in r.tools.items()}
     dearest_tool = max((spec["price"] for spec in hints.values()), default=0.0)
@@ -174,24 +177,122 @@ def price(
 
 
 # Rehearsals at once under process isolation: each plan runs in a child of the default pool,
-# which keeps two ready (this machine's cores); more at once would wait for forks.
+# which keeps two ready (this machine's cores); more at once would wait for forks. Beside them,
+# a host process of its own takes seeds too where a price can be rebuilt there (no host words
+# of the embedder's), once a rehearsal here took long: ``planlang.rehearsal_hosts``; 0 turns
+# that off.
 PARALLEL_REHEARSALS = 2
+REHEARSAL_HOSTS = 1
+
+
+def _remote_jobs(
+    source: str, filename: str, settings: Settings, inputs: Any, limits: Limits | None,
+    latency: float,
+) -> Callable[[int], dict[str, Any]] | None:  # fmt: skip
+    """What a rehearsal host needs for each seed (``rehearsal_hosts``), or None when this
+    price cannot be rebuilt there: its inputs or settings do not pickle."""
+    import pickle
+
+    # a rehearsal sends nothing: the endpoint's key and address stay here
+    sent = settings.model_copy(update={"api_key": None, "base_url": None})
+    try:
+        pickle.dumps((sent, inputs, limits))
+    except Exception:  # noqa: BLE001 - anything that does not pickle is rehearsed here
+        return None
+
+    def job(seed: int) -> dict[str, Any]:
+        return {"source": source, "filename": filename, "seed": seed, "settings": sent,
+                "inputs": inputs, "limits": limits, "latency": latency}  # fmt: skip
+
+    return job
 
 
 def _rehearse_all(
-    one: Callable[[int], Rehearsal], seeds: Sequence[int], *, parallel: bool
+    one: Callable[[int], Rehearsal],
+    seeds: Sequence[int],
+    *,
+    parallel: bool,
+    remote: Callable[[int], dict[str, Any]] | None = None,
 ) -> list[Rehearsal]:
     """One rehearsal per seed, in the order of the seeds. Under process isolation a few run
     at once: each has its own seed, stand-in, run and child process, and the host's side of
-    one waits on its child's pipe while the other's works. In one process they would only
-    contend for the interpreter, so there they run one after another."""
+    one waits on its child's pipe while the other's works; ``remote`` (a seed's job for a
+    rehearsal host) lets a host process of its own take seeds as well. In one process they
+    would only contend for the interpreter, so there they run one after another. Every seed
+    is rehearsed; the first error in the order of the seeds is raised, as before."""
     if not parallel or len(seeds) < 2:
         return [one(seed) for seed in seeds]
-    from concurrent.futures import ThreadPoolExecutor
+    import threading
+    import time
 
-    with ThreadPoolExecutor(min(PARALLEL_REHEARSALS, len(seeds)),
-                            thread_name_prefix="planlang-rehearsal") as pool:  # fmt: skip
-        return list(pool.map(one, seeds))  # in seed order; the first error raises, as before
+    from planlang import rehearsal_hosts
+
+    results: list[Rehearsal | None] = [None] * len(seeds)
+    errors: dict[int, BaseException] = {}
+    taken = iter(range(len(seeds)))
+    lock = threading.Lock()
+    left = [len(seeds)]  # seeds no thread has taken yet
+    threads: list[threading.Thread] = []
+    served: set[int] = set()  # the hosts with a thread of this price's
+
+    def take() -> int | None:
+        with lock:
+            index = next(taken, None)
+            if index is not None:
+                left[0] -= 1
+            return index
+
+    def start(target: Callable[..., None], *args: Any) -> None:
+        with lock:
+            thread = threading.Thread(target=target, args=args,
+                                      name=f"planlang-rehearsal-{len(threads)}")  # fmt: skip
+            threads.append(thread)
+        thread.start()
+
+    def attach(hosts: list[rehearsal_hosts.RehearsalHost]) -> None:
+        for host in hosts[:REHEARSAL_HOSTS]:
+            with lock:
+                new = id(host) not in served and left[0] > 0
+                served.add(id(host))
+            if new:
+                start(hosted, host)
+
+    def here(index: int) -> None:
+        began = time.monotonic()
+        try:
+            results[index] = one(seeds[index])
+        except BaseException as error:  # noqa: BLE001 - raised in order once all are done
+            errors[index] = error
+        took = time.monotonic() - began
+        if remote is not None and REHEARSAL_HOSTS and took > rehearsal_hosts.START_AFTER:
+            attach(rehearsal_hosts.start_hosts())  # for the seeds left, and prices to come
+
+    def local() -> None:
+        while (index := take()) is not None:
+            here(index)
+
+    def hosted(host: rehearsal_hosts.RehearsalHost) -> None:
+        assert remote is not None
+        while not host.ready.wait(0.02):  # warming: the seeds go on here meanwhile
+            if not left[0]:
+                return
+        while (index := take()) is not None:
+            try:
+                results[index] = host.rehearse(remote(seeds[index]))
+            except rehearsal_hosts.HostGone:
+                here(index)  # what it could not do (an error, say) is done here, as before
+
+    for _ in range(min(PARALLEL_REHEARSALS, len(seeds))):
+        start(local)
+    if remote is not None:
+        attach(rehearsal_hosts.running_hosts())
+    joined = 0
+    while joined < len(threads):  # a host started meanwhile adds its thread
+        threads[joined].join()
+        joined += 1
+    if errors:
+        raise errors[min(errors)]
+    return results  # type: ignore[return-value]
 
 
 def _measures(tallies: Sequence[Mapping[str, Any]]) -> dict[str, Spread]:

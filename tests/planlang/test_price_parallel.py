@@ -57,6 +57,7 @@ def _noting_threads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 def _priced(monkeypatch: pytest.MonkeyPatch, at_once: int) -> tuple[Any, set[str]]:
     """The report with ``at_once`` rehearsals at a time, and the threads they ran on."""
     monkeypatch.setattr(price_module, "PARALLEL_REHEARSALS", at_once)
+    monkeypatch.setattr(price_module, "REHEARSAL_HOSTS", 0)  # here only: test_rehearsal_hosts
     threads = _noting_threads(monkeypatch)
     report = price(PLAN, seeds=SEEDS, settings=SETTINGS, isolation="process")
     return report, threads
