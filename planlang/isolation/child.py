@@ -207,6 +207,7 @@ def _warm() -> None:
     threading.stack_size(CALLBACK_STACK)
     _BASE[:] = confine.used()
     confine.limit_files()  # the same for every plan: set now, off the run's path
+    warming.ignore_taken()
 
 
 def warm_up_with(plans: list[CheckResult]) -> None:

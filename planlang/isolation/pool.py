@@ -24,6 +24,7 @@ from typing import Any
 from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
 from planlang.isolation.lanes import LANE_EXIT
+from planlang.isolation.warming import TAKEN
 from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool", "discard_later"]
@@ -78,8 +79,14 @@ class Child:
         (if it has died, the run's channel finds out). ``code``: the run's code as the run
         would carry it, so the process loads it while the host makes the rest of the run.
         First it gets its usual priority back: it may be warming itself at idle priority
-        (``warming``), where a busy machine would leave it no CPU to notice the run."""
+        (``warming``), where a busy machine would leave it no CPU to notice the run; and
+        ``TAKEN``, which stops the warm-up step under way."""
         self._usual_priority()
+        if self.pidfd is not None:  # a warm-up step under way stops (never by pid: reused)
+            try:
+                signal.pidfd_send_signal(self.pidfd, TAKEN)
+            except OSError:
+                pass
         try:
             write_all(self.writer, ["go"] if code is None else ["go", code])
         except OSError:

@@ -11,9 +11,9 @@ in a warmed one (its CPU 6.3 ms against 3.9 ms).
 So a ready process runs a few warm-up plans (the fork server's, never a plan of anyone's), at
 the kernel's idle priority (``SCHED_IDLE``: it takes only a CPU nothing else wants, so it
 never slows a run, a fork or the host), each a step of a millisecond or two, and stops when
-the host writes to it: a run that takes it early waits for the step under way at most. The
-host gives it its usual priority back as it takes it (``pool.Child.wake``): on a busy
-machine an idle-priority process could wait long for a CPU to notice the run on.
+the host takes it: the host gives it its usual priority back (``pool.Child.wake``: on a
+busy machine an idle-priority process could wait long for a CPU) and sends it ``TAKEN``,
+which ends the step under way where it is (a warm-up keeps nothing a run needs).
 Before ready it only confines itself and makes what a run needs, so a fork is ready about
 2 ms of CPU sooner, and that CPU, the fork server's and the host's (where the pool's forks
 warm up), is free sooner.
@@ -21,13 +21,16 @@ warm up), is free sooner.
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import os
 import resource
 import select
+import signal
 from collections.abc import Callable, Iterable
 
-__all__ = ["WARM_PLANS", "allow_way_back", "idle_priority_allowed", "warm_while_waiting"]
+__all__ = ["TAKEN", "WARM_PLANS", "Taken", "allow_way_back", "idle_priority_allowed",
+           "ignore_taken", "warm_while_waiting"]  # fmt: skip
 
 # Plans of the usual kind, each run once by a ready process (and, to specialise the sandbox's
 # own code, a few times by the fork server). Their allocations go through the free lists a
@@ -65,6 +68,25 @@ WARM_PLANS = (
 )
 
 
+# The signal a host sends a process it takes (``pool.Child.wake``): a warm-up step under way
+# stops where it is, so a run waits for no step. Ignored at any other time (from before
+# ready: ``ignore_taken``), so one that comes late changes nothing.
+TAKEN = signal.SIGUSR1
+
+
+class Taken(Exception):  # noqa: N818 - not an error: the end of warming
+    """Raised in a warm-up step when the host takes this process."""
+
+
+def _taken(_signum: int, _frame: object) -> None:
+    raise Taken
+
+
+def ignore_taken() -> None:
+    """Before ready: the host's ``TAKEN`` changes nothing, until warming waits for it."""
+    _signal.signal(TAKEN, _signal.SIG_IGN)
+
+
 def allow_way_back() -> None:
     """In the fork server, once: ``RLIMIT_NICE`` just high enough for a fork to leave
     ``SCHED_IDLE`` for its own nice value again (the kernel asks that of an unprivileged
@@ -97,14 +119,21 @@ def warm_while_waiting(fd: int, steps: Iterable[Callable[[], object]]) -> bool:
             idle = False
     ran = False
     try:
+        _signal.signal(TAKEN, _taken)  # the host's word that it took this process
         for step in steps:
             if poller.poll(0):
                 break
             ran = True
             step()
-    except Exception:  # noqa: BLE001, S110 - a warm-up that fails leaves the process as it is
+    except Exception:  # noqa: BLE001, S110 - Taken, or a warm-up that failed: as it is
         pass
     finally:
+        while True:  # a Taken raised here, before the handler is gone, is only retried
+            try:
+                _signal.signal(TAKEN, _signal.SIG_IGN)
+                break
+            except Taken:
+                continue
         if idle:
             with contextlib.suppress(OSError):  # allowed by RLIMIT_NICE (checked above)
                 os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))

@@ -6,11 +6,14 @@ And a pool with no child ready waits for the one getting ready rather than forki
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
+from planlang import Sandbox
 from planlang.isolation.pool import Pool
 from planlang.isolation.testing import run_probe
 
@@ -37,6 +40,26 @@ def test_a_child_taken_while_it_warms_has_the_usual_priority_at_once() -> None:
         assert child is waiting
         assert os.sched_getscheduler(child.pid) == os.SCHED_OTHER
         child.discard()
+    finally:
+        pool.close()
+
+
+def test_the_hosts_taken_signal_never_ends_a_ready_child() -> None:
+    """``TAKEN`` (SIGUSR1, whose default would end the process) comes with every run, also
+    to a child that has finished warming, or not begun: it is ignored then."""
+    from planlang.isolation.warming import TAKEN
+
+    pool = Pool(1)
+    try:
+        pool.warm()
+        waiting = pool._ready[0]
+        assert waiting.pidfd is not None
+        time.sleep(0.3)  # as a rule it has warmed by now (if not, it is warming: both count)
+        for _ in range(3):
+            signal.pidfd_send_signal(waiting.pidfd, TAKEN)
+        box = Sandbox(isolation="process")
+        box._pool = pool  # type: ignore[attr-defined]
+        assert box.run("result = [1, 2]\n") == [1, 2]
     finally:
         pool.close()
 
