@@ -189,8 +189,11 @@ _PRESTARTED: list[int] = []  # the stack size of the deep-stack thread started b
 
 
 def _warm() -> None:
-    """Before ready: the stack a plan runs on, and what the process uses: the base its
-    per-plan limits are counted from (counted again once it has warmed: ``serve_one``)."""
+    """Before ready: the first warm-up plan, the stack a plan runs on, and what the process
+    uses: the base its per-plan limits are counted from (counted again once it has warmed:
+    ``serve_one``)."""
+    if _WARM_RUNS:
+        warm_run(_WARM_RUNS[0])
     # A plan with a loop runs on the main thread, whose stack the fork server's start made
     # deep enough (boot.py; the stack grows, within the address-space limit, as it is used).
     # Where it could not, the deep-stack thread for the default limits is started now (its
@@ -241,8 +244,10 @@ def warm_run(sent: bytes) -> None:
 
 
 def _warm_steps() -> Iterator[Callable[[], object]]:
-    """What a ready process runs while it waits (``warming``): each warm-up plan."""
-    for sent in _WARM_RUNS:
+    """What a ready process runs while it waits (``warming``): each warm-up plan but the
+    first (run before ready: what every run touches, so a process that a busy machine left
+    no idle CPU to warm in still runs a plan as warm as before)."""
+    for sent in _WARM_RUNS[1:]:
         yield functools.partial(warm_run, sent)
 
 

@@ -8,15 +8,16 @@ process copied once is its own from then on, so a process that ran plans of the 
 of those copies: the compute-glue benchmark's run copied about 200 pages in a fresh fork, 70
 in a warmed one (its CPU 6.3 ms against 3.9 ms).
 
-So a ready process runs a few warm-up plans (the fork server's, never a plan of anyone's), at
+So a ready process runs warm-up plans (the fork server's, never a plan of anyone's; the
+small first one it ran before ready, so that one a busy machine leaves no idle CPU still
+runs a plan as warm as before), at
 the kernel's idle priority (``SCHED_IDLE``: it takes only a CPU nothing else wants, so it
 never slows a run, a fork or the host), each a step of a millisecond or two, and stops when
 the host takes it: the host gives it its usual priority back (``pool.Child.wake``: on a
 busy machine an idle-priority process could wait long for a CPU) and sends it ``TAKEN``,
 which ends the step under way where it is (a warm-up keeps nothing a run needs).
-Before ready it only confines itself and makes what a run needs, so a fork is ready about
-2 ms of CPU sooner, and that CPU, the fork server's and the host's (where the pool's forks
-warm up), is free sooner.
+The CPU it spends on them is idle CPU, not that of the host and the fork server, where the
+pool's forks get ready.
 """
 
 from __future__ import annotations
