@@ -68,7 +68,10 @@ def _read(path: str) -> Iterable[PlanFile | str]:
 
 def undefined_names(source: str, filename: str, known: frozenset[str]) -> list[Problem]:
     """Names read but bound nowhere in the plan, not builtins and not in ``known``."""
-    tree = ast.parse(source, filename)
+    try:
+        tree = ast.parse(source, filename)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # too deep for the parser:
+        return []  # the check reported it already (PL003)
     bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):

@@ -154,7 +154,7 @@ def _run(
         return True, [peer.encode(result), meter.steps if meter is not None else 0]
     except RecursionError:
         return False, plan_error(PlanLimitError("depth", "The plan's result nests too deeply."))
-    except CodecError as error:
+    except TypeError as error:  # CodecError too
         return False, ["runtime", "TypeError", str(error), None, None]
 
 

@@ -22,7 +22,7 @@ import orjson
 from planlang.isolation.codec import CodecError
 
 __all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME", "decoded_cost", "dumps",
-           "loads", "read_frame", "write_all", "write_frame"]  # fmt: skip
+           "loads", "plain_copy", "read_frame", "write_all", "write_frame"]  # fmt: skip
 
 # A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
 # process of the machine: the reader learns how soon answers come), then the JSON body.
@@ -35,6 +35,9 @@ _EXPANSION = 40
 # What the host takes from one frame, at least, whatever the plan's memory limit: a result a
 # small limit allows in one process can be larger as JSON (one shared str becomes many).
 BUDGET_FLOOR = 256 * 2**20
+# A request larger than this is held to the run's budget with every other being served
+# (``FrameReader.set_budget``): smaller ones, at most 40 times this each, are not counted.
+HELD_MIN = 64 * 2**10
 
 
 class FrameTooCostly(CodecError):
@@ -44,6 +47,7 @@ class FrameTooCostly(CodecError):
 _json_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 _json_loads = json.JSONDecoder().decode
 _orjson_dumps, _orjson_loads = orjson.dumps, orjson.loads
+_pack, _monotonic = _HEADER.pack, time.monotonic
 
 
 def dumps(message: Any) -> bytes:
@@ -66,6 +70,19 @@ def loads(body: bytes | memoryview) -> Any:
         return _json_loads(bytes(body).decode("utf-8"))
     except (ValueError, RecursionError) as error:
         raise CodecError(f"A frame was not JSON: {str(error)[:200]}") from None
+
+
+def plain_copy(value: Any, most: int) -> Any:
+    """A copy of plain JSON data, as a crossing makes it (written and read again), or None
+    when it is over ``most`` bytes as JSON. (None is never plain data's copy here: the
+    callers copy dicts and lists.)"""
+    try:
+        body = _orjson_dumps(value)
+    except TypeError:  # what orjson declines, the standard library writes
+        body = _json_dumps(value).encode("ascii")
+    if len(body) > most:
+        return None
+    return loads(body)
 
 
 def write_frame(stream: IO[bytes], message: Any) -> None:
@@ -121,7 +138,7 @@ class FrameReader:
     """
 
     __slots__ = ("fd", "limit", "closed", "budget", "_cheap", "_buffer", "_spin", "_poll",
-                 "_soon", "_came", "_blocking", "_one_at_a_time")  # fmt: skip
+                 "_soon", "_came", "_blocking", "_one_at_a_time", "_held")  # fmt: skip
     _unpack = _HEADER.unpack_from
 
     def __init__(self, fd: int, limit: int = MAX_FRAME, *, blocking: bool = False):
@@ -133,6 +150,7 @@ class FrameReader:
         self.fd = fd
         self.limit = limit
         self._one_at_a_time: threading.Lock | None = None
+        self._held: Any = None  # a queued.Queued: requests being served, by what they take
         self.budget: int | None = None
         self._cheap = limit  # frames up to this size cannot decode past the budget: not counted
         self.closed = False
@@ -144,7 +162,8 @@ class FrameReader:
         poller.register(fd, select.POLLIN)
         self._poll = poller.poll  # bound once: it is called on every read
 
-    def set_budget(self, nbytes: int, one_at_a_time: threading.Lock | None = None) -> None:
+    def set_budget(self, nbytes: int, one_at_a_time: threading.Lock | None = None,
+                   held: Any = None) -> None:  # fmt: skip
         """Refuse frames whose decoded objects could take more than about ``nbytes`` of this
         process's memory (FrameTooCostly): a frame of ``[],`` repeated decodes to twenty times
         its size. A frame that small enough cannot is read as it is; a larger one has its
@@ -152,10 +171,17 @@ class FrameReader:
         megabyte). The bound is on what the decoded value keeps; the pipe's bytes (up to
         ``limit``) and the parser's own work are not counted. ``one_at_a_time``, a lock the
         readers of one run share (its channel and its lanes), is held while a frame past
-        that size is read and decoded: the run's readers hold one such frame at a time."""
+        that size is read and decoded: the run's readers hold one such frame at a time.
+        ``held`` (a ``queued.Queued`` the run's readers share) counts each request past
+        ``HELD_MIN`` while it is served, all of them held to ``nbytes`` together: its decoded
+        arguments live as long as its host word runs, and a plan nesting host calls (a word
+        that calls back a plan function that calls the word again with the same large value)
+        made the host hold a copy a level, past any one frame's budget. The server releases
+        each (``Queued.take`` of the request's payload) once served."""
         self.budget = nbytes
         self._cheap = min(self.limit, nbytes // _EXPANSION)
         self._one_at_a_time = one_at_a_time
+        self._held = held
 
     @property
     def cheap(self) -> int:
@@ -174,6 +200,13 @@ class FrameReader:
                 f"{BUDGET_FLOOR // 2**20} MiB)."
             )
 
+    def _hold(self, message: Any, body: bytes | memoryview) -> None:
+        """Count a request (its payload, by identity) among those being served."""
+        if type(message) is list and len(message) == 5 and message[0] == "q":
+            payload = message[4]
+            if type(payload) is list or type(payload) is dict:  # new, so its id is its own
+                self._held.count(payload, decoded_cost(bytes(body)), self.budget)
+
     def close(self) -> None:
         """Close the pipe (once; no thread may be reading it)."""
         if not self.closed:
@@ -187,7 +220,8 @@ class FrameReader:
         interpreter's lock from them)."""
         if self.closed:
             return None
-        started = time.monotonic()
+        # when the last chunk came says how long to poll; a blocking read does not ask
+        started = 0.0 if self._blocking and until is None and not spin else _monotonic()
         buffer = self._buffer
         if not buffer:  # the usual case: one whole frame in one read
             chunk = self._chunk(until, spin)
@@ -197,9 +231,12 @@ class FrameReader:
                     if self._came != "waiting":
                         self._learn(sent - started)
                     try:
-                        return _orjson_loads(memoryview(chunk)[12:])
+                        message = _orjson_loads(memoryview(chunk)[12:])
                     except ValueError:
-                        return loads(memoryview(chunk)[12:])
+                        message = loads(memoryview(chunk)[12:])
+                    if size > HELD_MIN and self._held is not None:
+                        self._hold(message, memoryview(chunk)[12:])
+                    return message
             if not chunk:
                 return None
             buffer += chunk
@@ -221,7 +258,10 @@ class FrameReader:
                         self._learn(sent - started)
                         if size > self._cheap:
                             self._afford(body)
-                        return loads(body)
+                        message = loads(body)
+                        if size > HELD_MIN and self._held is not None:
+                            self._hold(message, body)
+                        return message
                 chunk = self._chunk(until, spin)
                 if not chunk:
                     return None
@@ -301,8 +341,11 @@ class FrameReader:
 
 def write_all(fd: int, message: Any) -> None:
     """One frame, whole, to a blocking pipe (the caller holds the pipe's write lock)."""
-    body = dumps(message)
-    data = _HEADER.pack(len(body), time.monotonic()) + body
+    try:
+        body = _orjson_dumps(message)
+    except TypeError:  # as ``dumps``
+        body = _json_dumps(message).encode("ascii")
+    data = _pack(len(body), _monotonic()) + body
     written = os.write(fd, data)
     while written < len(data):
         written += os.write(fd, memoryview(data)[written:])

@@ -8,7 +8,9 @@ decoder of a run (``encode``, ``decode``) use these tables, so what crosses is p
 
 from __future__ import annotations
 
+import itertools
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -44,14 +46,16 @@ class Handles:
         self.word_names: dict[int, str] = {}  # a plan's own name for a plain-signature word
         self.objects: dict[int, HostProxy] = {}
         self.iterators: dict[int, Iterator[Any]] = {}
-        self._callbacks: dict[int, Callback] = {}
+        # weak: a child may name any number of plan functions, frame after frame; the host
+        # keeps only those something of its own still holds (one Callback per number then)
+        self._callbacks: weakref.WeakValueDictionary[int, Callback] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        self._ids = itertools.count(1)
         self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _new_id(self, table: dict[int, Any], value: Any) -> int:
-        with self._lock:
-            key = len(self.words) + len(self.objects) + len(self.iterators) + 1
-            table[key] = value
+        key = next(self._ids)  # one numbering for all: tables shrink (iterators: ``free``)
+        table[key] = value
         return key
 
     def _object(self, proxy: HostProxy) -> Any:

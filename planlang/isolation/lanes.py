@@ -52,8 +52,8 @@ from planlang.isolation.channel import (
     Endpoint,
     waiting,
 )
-from planlang.isolation.codec import CodecError, encode_arguments
-from planlang.isolation.frames import FrameReader, dumps, loads
+from planlang.isolation.codec import EMPTY_KWARGS, CodecError, encode_arguments
+from planlang.isolation.frames import FrameReader, plain_copy
 from planlang.isolation.plain import flat
 from planlang.isolation.wire import raised
 
@@ -148,10 +148,10 @@ class Lane(Endpoint):
         takes = self._takes_tail
         if takes is not None and takes():  # after the word: as its wrapper's check
             if ok is PLAIN:
-                body = dumps(answer)
-                taken = len(body) <= self._reader.cheap
+                copied = plain_copy(answer, self._reader.cheap)
+                taken = copied is not None
                 if taken:
-                    answer = loads(body)
+                    answer = copied
             else:
                 taken = ok is True and flat(answer)
             if taken:
@@ -329,7 +329,10 @@ class Callback:
         session = self.session
         if session.ended is not None:
             raise session.ended
-        payload = [self.cid, *encode_arguments(args, kwargs, session.encode)]
+        if args or kwargs:
+            payload = [self.cid, *encode_arguments(args, kwargs, session.encode)]
+        else:  # a thunk, the usual callback: nothing to encode
+            payload = [self.cid, [], EMPTY_KWARGS]
         endpoint = session.endpoint
         lanes = session.lanes
         taken = None

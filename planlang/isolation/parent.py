@@ -17,7 +17,6 @@ import threading
 import time
 import types
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,7 +37,9 @@ from planlang.isolation.lanes import Callback, Lane, Lanes
 from planlang.isolation.mode import _calling
 from planlang.isolation.payload import code_payload, limits_payload
 from planlang.isolation.plain import flat, plain_answer, plain_tree
+from planlang.isolation.plan_threads import PlanThreads
 from planlang.isolation.pool import Child, default_pool, discard_later
+from planlang.isolation.queued import Queued
 from planlang.isolation.quiet_pipe import pipe_writer
 from planlang.isolation.wire import describe, plan_error_from
 from planlang.isolation.word_names import named_like_the_wrapper
@@ -74,7 +75,9 @@ class _Session(Handles):
         # one frame the plan sends decodes to no more than the plan may use, or the floor
         self._budget = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR)
         self._large = threading.Lock()  # its readers (channel, lanes) take one at a time
-        reader.set_budget(self._budget, self._large)
+        # large requests being served, together within the budget (host words nest)
+        self._held = Queued("being served by the host")
+        reader.set_budget(self._budget, self._large, self._held)
         self._over = over = threading.Event()  # the channel closed or the child died: it is over
         self._write = pipe_writer()  # SIGPIPE kills a host that has not ignored it
         self.endpoint = Endpoint(reader, writer, self.serve, self.notice, spare=NO_SPARE,
@@ -83,7 +86,7 @@ class _Session(Handles):
         self._known = KnownValues()  # a worker's schema, decoded once a run
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
-        reader.set_budget(self._budget, self._large)
+        reader.set_budget(self._budget, self._large, self._held)
         return Lane(reader, writer, self.serve, self.notice, on_close=self._lane_closed,
                     write=self._write, takes_tail=self.takes_tail)  # fmt: skip
 
@@ -153,6 +156,8 @@ class _Session(Handles):
             return False, describe(error, self.box.passthrough, self.filename)
         finally:
             nesting.level -= 1
+            if self._held.costs:  # a large request: released, served
+                self._held.take(payload)
             if previous is not meter:
                 local.meter = previous
 
@@ -219,6 +224,12 @@ class _Session(Handles):
     def notice(self, op: str, payload: Any) -> None:
         if op == "done" and self.done_at is None:  # its plan ended; its result comes next
             self.done_at = time.monotonic()
+            return
+        if op == "free" and type(payload) is list:  # host iterators the plan dropped
+            iterators = self.iterators
+            for nid in payload:
+                if type(nid) is int:
+                    iterators.pop(nid, None)
             return
         if op == "print" and type(payload) is str:
             # the plan's process bounds what a plan prints by Limits.size; the host holds one
@@ -344,8 +355,9 @@ class _Session(Handles):
 
 
 # The host side of each plan's thread: it serves the plan's host calls, so a host word that
-# blocks holds one of these, never the caller of ``run`` (which keeps the wall clock).
-_PLAN_THREADS = ThreadPoolExecutor(256, thread_name_prefix="planlang-plan-host")
+# blocks holds one of these, never the caller of ``run`` (which keeps the wall clock); one
+# that blocks past its run keeps its thread, and later runs start others (``plan_threads``).
+_PLAN_THREADS = PlanThreads("planlang-plan-host")
 
 
 def run_isolated(box: Sandbox, checked: CheckResult) -> Any:

@@ -30,7 +30,9 @@ from planlang.isolation.wire import describe, raised
 from planlang.sandbox.host_words import after_call
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
-__all__ = ["Peer", "RemoteIterator", "RemoteObject", "RemoteWord", "TailSent"]
+__all__ = ["DROPPED", "Peer", "RemoteIterator", "RemoteObject", "RemoteWord", "TailSent"]
+
+DROPPED = 64  # host iterators the plan dropped, told to the host together (``Peer._free``)
 
 
 class TailSent(BaseException):  # noqa: N818 - not an error: how a callback's frames unwind
@@ -59,6 +61,7 @@ class Peer:
         self._lane = _Lane()
         self.functions: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
+        self.dropped: list[int] = []  # host iterators the plan let go, not yet told (``free``)
         self.filename: str | None = None
         self._tails: dict[types.CodeType, frozenset[int]] = {}
         # What a host word returns is decoded here into new plain data nobody else holds: the
@@ -95,7 +98,8 @@ class Peer:
                 return {"o": target.oid}
         if callable(value) and not isinstance(value, type):
             return {"c": self._function_id(value)}
-        raise CodecError(f"A {type(value).__name__} cannot be handed to the host.")
+        # a TypeError, as the plan gets in one process, where the word's answer is refused
+        raise TypeError(f"A {type(value).__name__} cannot be handed to the host.")
 
     def _function_id(self, value: Any) -> int:
         key = id(value)
@@ -164,10 +168,19 @@ class Peer:
     def ask(self, op: str, payload: Any) -> Any:
         endpoint = self._lane.endpoint or self.endpoint
         assert endpoint is not None
+        if len(self.dropped) >= DROPPED:
+            self._free(endpoint)
         ok, answer = endpoint.request(op, payload)
         if ok is PLAIN:  # plain JSON: the parser's new dict is already what the plan gets
             return answer
         return self._answered(ok, answer)
+
+    def _free(self, endpoint: Endpoint) -> None:
+        """Tell the host which of its iterators the plan dropped: it holds each until then
+        (a plan that called a word returning one in a loop made it hold them all)."""
+        dropped = self.dropped
+        freed = [dropped.pop() for _ in range(len(dropped))]  # pop is atomic: none lost
+        endpoint.send(["n", None, "free", freed])
 
     def _answered(self, ok: Any, answer: Any) -> Any:
         """A host call's answer as the plan gets it (``ask``: PLAIN is as it stands)."""
@@ -263,13 +276,18 @@ class RemoteWord:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer = self.peer
         positional, keywords = encode_arguments(args, kwargs, peer.encode)
-        payload = [self.wid, positional, keywords, peer.caller_line()]
+        wrapper = sys._getframe(1)  # the host word's wrapper; the plan's frame called it
+        plan, filename = wrapper.f_back, peer.filename
+        if (plan is not None and plan.f_code.co_filename == filename
+                and wrapper.f_code.co_filename != filename):  # fmt: skip
+            line: int | None = int(plan.f_lineno)  # what ``caller_line`` finds, found at once
+        else:
+            line = peer.caller_line()
+        payload = [self.wid, positional, keywords, line]
         lane = peer._lane.endpoint  # a tail only on a lane (on the run's channel, no frame
-        if lane is not None:  # is looked at)
-            wrapper = sys._getframe(1)
-            if peer.call_op(wrapper) == TAIL:
-                assert isinstance(lane, Lane)
-                raise TailSent(lane.ask_tail(payload), wrapper.f_globals, payload[3])
+        if lane is not None and peer.call_op(wrapper) == TAIL:  # is looked at)
+            assert isinstance(lane, Lane)
+            raise TailSent(lane.ask_tail(payload), wrapper.f_globals, line)
         return peer.ask("call", payload)
 
 
@@ -298,6 +316,9 @@ class RemoteIterator:
 
     def __init__(self, peer: Peer, nid: int):
         self.peer, self.nid = peer, nid
+
+    def __del__(self) -> None:  # no I/O here: the next host call tells the host (``_free``)
+        self.peer.dropped.append(self.nid)
 
     def __iter__(self) -> RemoteIterator:
         return self

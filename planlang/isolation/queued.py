@@ -21,9 +21,10 @@ SMALL = 4096  # bytes of JSON: a frame this small is counted at the most a byte 
 class Queued:
     """Frames queued on one channel, by what they may take decoded."""
 
-    __slots__ = ("total", "costs", "_lock")
+    __slots__ = ("total", "costs", "what", "_lock")
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "queued for a busy host thread") -> None:
+        self.what = what  # how they are held, for the error
         self.total = 0
         self.costs: dict[int, int] = {}  # id of a queued frame -> its cost
         self._lock = threading.Lock()
@@ -34,11 +35,15 @@ class Queued:
         if budget is None:
             return
         data = dumps(message)
-        cost = _EXPANSION * len(data) if len(data) < SMALL else decoded_cost(data)
+        self.count(message, _EXPANSION * len(data) if len(data) < SMALL else decoded_cost(data),
+                   budget)  # fmt: skip
+
+    def count(self, message: Any, cost: int, budget: int) -> None:
+        """Count ``message`` at ``cost`` (bytes it may take decoded), as ``add`` does."""
         with self._lock:
             if self.total + cost > budget:
                 raise FrameTooCostly(
-                    f"Messages from the plan's process queued for a busy host thread would "
+                    f"Messages from the plan's process {self.what} would "
                     f"take about {(self.total + cost) / 2**20:,.0f} MiB here, past the "
                     f"{budget / 2**20:,.0f} MiB the host takes from it at once."
                 )

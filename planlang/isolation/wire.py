@@ -79,7 +79,10 @@ def describe(
     return ["error", name, _text(error), None, line]
 
 
-_classes: dict[str, type[Exception]] = {}
+# The errors the sandbox turns into limits wherever they are raised (``depth``, ``memory``): a
+# host word's stack or memory that ran out ends the plan as it does in one process
+_classes: dict[str, type[Exception]] = {"RecursionError": RecursionError,
+                                        "MemoryError": MemoryError}  # fmt: skip
 # The other side chooses the names: only short ones are kept as they are, and only so many
 # are cached (a class made for each of a million 1 MB names would stay for the process's life).
 NAME_LENGTH = 100
@@ -92,7 +95,7 @@ def _named(name: str) -> type[Exception]:
     if cls is None:
         safe = name if len(name) <= NAME_LENGTH and name.isidentifier() else "Error"
         cls = type(safe, (Exception,), {"__str__": lambda self: str(self.args[0])})
-        if safe == name and len(_classes) < CACHED_NAMES:
+        if safe == name and len(_classes) < CACHED_NAMES + 2:
             _classes[name] = cls
     return cls
 
