@@ -15,7 +15,7 @@ the kernel's idle priority (``SCHED_IDLE``: it takes only a CPU nothing else wan
 never slows a run, a fork or the host), each a step of a millisecond or two, and stops when
 the host takes it: the host gives it its usual priority back (``pool.Child.wake``: on a
 busy machine an idle-priority process could wait long for a CPU) and sends it ``TAKEN``,
-which ends the step under way where it is (a warm-up keeps nothing a run needs).
+which stops the step's plan at its next step (a warm-up keeps nothing a run needs).
 The CPU it spends on them is idle CPU, not that of the host and the fork server, where the
 pool's forks get ready.
 """
@@ -29,9 +29,15 @@ import resource
 import select
 import signal
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TAKEN", "WARM_PLANS", "Taken", "allow_way_back", "idle_priority_allowed",
-           "ignore_taken", "warm_while_waiting"]  # fmt: skip
+from planlang.errors import PlanLimitError
+
+if TYPE_CHECKING:
+    from planlang.sandbox.limits import Meter
+
+__all__ = ["TAKEN", "WARM_PLANS", "allow_way_back", "idle_priority_allowed", "ignore_taken",
+           "metered", "warm_while_waiting"]  # fmt: skip
 
 # Plans of the usual kind, each run once by a ready process (and, to specialise the sandbox's
 # own code, a few times by the fork server). Their allocations go through the free lists a
@@ -70,17 +76,34 @@ WARM_PLANS = (
 
 
 # The signal a host sends a process it takes (``pool.Child.wake``): a warm-up step under way
-# stops where it is, so a run waits for no step. Ignored at any other time (from before
-# ready: ``ignore_taken``), so one that comes late changes nothing.
+# stops at its plan's next step, so a run waits for no step. Ignored at any other time (from
+# before ready: ``ignore_taken``), so one that comes late changes nothing.
 TAKEN = signal.SIGUSR1
 
+# The handler raises nothing where it lands (an exception raised at any bytecode could leave
+# the sandbox's state half restored, in the process the run then uses): it latches the meter
+# of the warm-up plan under way, which stops that plan at its next step through the sandbox's
+# own limit path, and notes that no step is to start.
+_state: dict[str, Any] = {"taken": False, "meter": None}
 
-class Taken(Exception):  # noqa: N818 - not an error: the end of warming
-    """Raised in a warm-up step when the host takes this process."""
+
+def metered(meter: Meter) -> Meter:
+    """The meter of the warm-up plan starting now (``child.warm_run``): stopped if taken."""
+    _state["meter"] = meter
+    if _state["taken"]:
+        meter.close(_taken_error())
+    return meter
+
+
+def _taken_error() -> PlanLimitError:
+    return PlanLimitError("seconds", "A run took this process: its warm-up stops.")
 
 
 def _taken(_signum: int, _frame: object) -> None:
-    raise Taken
+    _state["taken"] = True
+    meter = _state["meter"]
+    if meter is not None:
+        meter.close(_taken_error())
 
 
 def ignore_taken() -> None:
@@ -119,22 +142,19 @@ def warm_while_waiting(fd: int, steps: Iterable[Callable[[], object]]) -> bool:
         except OSError:
             idle = False
     ran = False
+    _state["taken"], _state["meter"] = False, None
     try:
         _signal.signal(TAKEN, _taken)  # the host's word that it took this process
         for step in steps:
-            if poller.poll(0):
+            if _state["taken"] or poller.poll(0):
                 break
             ran = True
             step()
-    except Exception:  # noqa: BLE001, S110 - Taken, or a warm-up that failed: as it is
+    except Exception:  # noqa: BLE001, S110 - its plan stopped when taken, or it failed
         pass
     finally:
-        while True:  # a Taken raised here, before the handler is gone, is only retried
-            try:
-                _signal.signal(TAKEN, _signal.SIG_IGN)
-                break
-            except Taken:
-                continue
+        _signal.signal(TAKEN, _signal.SIG_IGN)
+        _state["taken"], _state["meter"] = False, None
         if idle:
             with contextlib.suppress(OSError):  # allowed by RLIMIT_NICE (checked above)
                 os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))

@@ -97,3 +97,38 @@ def test_with_none_ready_a_run_waits_for_the_child_getting_ready() -> None:
         second.discard()
     finally:
         pool.close()
+
+
+def test_taken_stops_a_warm_up_plan_at_its_next_step_and_raises_nowhere_else() -> None:
+    """The host's ``TAKEN`` latches the meter of the warm-up plan under way, which ends at
+    its next step through the sandbox's own limit path (no exception is raised where the
+    signal lands); no later step starts, and the signal is ignored again after."""
+    from planlang.errors import PlanLimitError
+    from planlang.isolation import warming
+
+    read_fd, write_fd = os.pipe()
+    stopped: list[str] = []
+    later: list[int] = []
+
+    def step() -> None:
+        box = Sandbox(host={"ping": lambda: os.kill(os.getpid(), warming.TAKEN)},
+                      isolation="inprocess")  # fmt: skip
+        make = box._new_meter
+        box._new_meter = lambda: warming.metered(make())  # type: ignore[method-assign]
+        try:
+            box.run("ping()\nn = 0\nwhile n < 10 ** 9:\n    n = n + 1\n")
+        except PlanLimitError as error:
+            stopped.append(str(error))
+            raise
+
+    before = signal.getsignal(warming.TAKEN)
+    try:
+        assert warming.warm_while_waiting(read_fd, [step, lambda: later.append(1)])
+        assert signal.getsignal(warming.TAKEN) == signal.SIG_IGN
+    finally:
+        signal.signal(warming.TAKEN, before)
+        os.close(read_fd)
+        os.close(write_fd)
+    assert len(stopped) == 1 and "took this process" in stopped[0]
+    assert later == []
+    assert Sandbox(isolation="inprocess").run("result = sum([1, 2])\n") == 3
