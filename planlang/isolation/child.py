@@ -239,10 +239,13 @@ def warm_run(sent: bytes) -> None:
     box.host["word"] = lambda a, b=0: {"a": a, "b": b}
     make_meter = box._new_meter
     box._new_meter = lambda: warming.metered(make_meter())  # type: ignore[method-assign]
-    result = peer.encode(box.run(again))
-    peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
-    del box, again, result
-    gc.collect()
+    try:
+        result = peer.encode(box.run(again))
+        peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
+    finally:  # also when a run took this process and stopped the plan (``warming``)
+        del box._new_meter  # no cycle through it: the box goes with its last reference
+        del box, again
+        gc.collect()
 
 
 def _warm_steps() -> Iterator[Callable[[], object]]:
