@@ -38,14 +38,15 @@ def _box(host: dict[str, Any]) -> Sandbox:
 
 
 @pytest.mark.parametrize("threaded", [False, True])
-@pytest.mark.parametrize("thunk", ["lambda: big", "lambda: same(big)"])
+@pytest.mark.parametrize("thunk", ["lambda: big", "lambda: same(big)", "lambda: (big, 1)"])
 def test_answers_a_host_word_gathers_are_held_to_the_runs_budget(
     thunk: str, threaded: bool
 ) -> None:
     """60 answers of a large list: one object in one process, 60 copies here, unbounded on
     main (865 MB resident on a 256 MB limit). Now the run ends on its memory limit, and the
     host neither grew past it nor lost anything. ``same(big)``: a tail's answer, which the
-    host copies itself. ``threaded``: called back from threads of the word's own (lanes)."""
+    host copies itself; ``(big, 1)``: one the codec decodes. ``threaded``: called back from
+    threads of the word's own (lanes)."""
     peak = [0]
     start = _resident()
 
