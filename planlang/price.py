@@ -190,9 +190,13 @@ def _remote_jobs(
     latency: float,
 ) -> Callable[[int], dict[str, Any]] | None:  # fmt: skip
     """What a rehearsal host needs for each seed (``rehearsal_hosts``), or None when this
-    price cannot be rebuilt there: its inputs or settings do not pickle."""
+    price cannot be rebuilt there: its inputs are more than plain data (a ``HostObject``, a
+    function, an embedder's class: the embedder's code, which runs only in its own process),
+    or its settings do not pickle."""
     import pickle
 
+    if not _plain_data(inputs):
+        return None
     # a rehearsal sends nothing: the endpoint's key and address stay here
     sent = settings.model_copy(update={"api_key": None, "base_url": None})
     try:
@@ -205,6 +209,29 @@ def _remote_jobs(
                 "inputs": inputs, "limits": limits, "latency": latency}  # fmt: skip
 
     return job
+
+
+_PLAIN_SCALARS = (str, int, float, bool, type(None), bytes)
+_PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _plain_data(value: Any) -> bool:
+    """Whether ``value`` is made of the builtin plain types only (exactly: no subclasses),
+    walked without recursion, each shared part once."""
+    seen: set[int] = set()
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        kind = type(item)
+        if kind in _PLAIN_SCALARS:
+            continue
+        if kind not in _PLAIN_CONTAINERS:
+            return False
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        todo.extend(item if kind is not dict else [*item.keys(), *item.values()])
+    return True
 
 
 def _rehearse_all(
@@ -279,7 +306,7 @@ def _rehearse_all(
         while (index := take()) is not None:
             try:
                 results[index] = host.rehearse(remote(seeds[index]))
-            except rehearsal_hosts.HostGone:
+            except Exception:  # noqa: BLE001 - HostGone, or anything else: done here, as before
                 here(index)  # what it could not do (an error, say) is done here, as before
 
     for _ in range(min(PARALLEL_REHEARSALS, len(seeds))):

@@ -31,10 +31,12 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import select
 import struct
 import subprocess
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -44,7 +46,13 @@ __all__ = ["HostGone", "RehearsalHost", "clean_environment", "running_hosts", "s
 
 HOSTS = 1  # host processes beside the caller's (this machine's second core)
 START_AFTER = 0.5  # seconds one rehearsal took before its process starts its hosts
+# Past a job's time limit (twice over: the host checks the source too, and may be loaded),
+# seconds before a host that has not answered is taken for stuck: killed, its seed done here.
+ANSWER_GRACE = 30.0
+WARM_WITHIN = 300.0  # seconds a host may take to start before it is taken for stuck
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+# The endpoint's address (a rehearsal sends nothing; a URL may carry credentials).
+_ENDPOINT = ("LLM_BASE_URL", "PLANLANG_BASE_URL")
 _LENGTH = struct.Struct(">I")
 _READY = b"ready"
 
@@ -61,12 +69,46 @@ def clean_environment() -> dict[str, str]:
     import runtime
 
     env = {name: value for name, value in os.environ.items()
-           if not any(word in name.upper() for word in _SECRET_WORDS)}  # fmt: skip
+           if not any(word in name.upper() for word in _SECRET_WORDS)
+           and name.upper() not in _ENDPOINT}  # fmt: skip
     found = [os.path.dirname(os.path.dirname(os.path.abspath(package.__file__ or "")))
              for package in (planlang, runtime)]  # fmt: skip
     paths = [*found, env["PYTHONPATH"]] if env.get("PYTHONPATH") else found
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
+
+
+def _read_exactly(fd: int, size: int, deadline: float) -> bytes:
+    """``size`` bytes from ``fd`` by ``deadline`` (time.monotonic), or EOFError / TimeoutError."""
+    chunks: list[bytes] = []
+    wanted = size
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while wanted:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            raise TimeoutError("it did not answer in time")
+        chunk = os.read(fd, min(wanted, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes, deadline: float) -> None:
+    """All of ``data`` to the non-blocking ``fd`` by ``deadline``, or TimeoutError."""
+    view = memoryview(data)
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            raise TimeoutError("it did not take the job in time")
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            continue
 
 
 class RehearsalHost:
@@ -87,10 +129,13 @@ class RehearsalHost:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=clean_environment(), close_fds=True,
             )  # fmt: skip
-            assert self.process.stdout is not None
-            if self.process.stdout.read(len(_READY)) != _READY:
+            assert self.process.stdin is not None and self.process.stdout is not None
+            os.set_blocking(self.process.stdin.fileno(), False)  # writes wait in _write_all
+            ready = _read_exactly(self.process.stdout.fileno(), len(_READY),
+                                  time.monotonic() + WARM_WITHIN)  # fmt: skip
+            if ready != _READY:
                 raise HostGone("it did not start")
-        except (OSError, HostGone):
+        except (OSError, EOFError, HostGone):
             self.gone = True
             self.stop()
             return
@@ -98,20 +143,24 @@ class RehearsalHost:
             self.ready.set()
 
     def rehearse(self, job: dict[str, Any]) -> Rehearsal:
-        """The rehearsal of ``job`` (``serve``'s keywords), or HostGone."""
+        """The rehearsal of ``job`` (``serve``'s keywords), or HostGone (also when it has not
+        answered within twice the job's time limit plus ``ANSWER_GRACE``: it is killed)."""
+        from planlang.sandbox.limits import Limits
+
+        patience = 2 * (job.get("limits") or Limits()).seconds + ANSWER_GRACE
         with self._lock:
             process = self.process
             if self.gone or process is None or process.stdin is None or process.stdout is None:
                 raise HostGone("it is not running")
             try:
                 body = pickle.dumps(job)
-                process.stdin.write(_LENGTH.pack(len(body)) + body)
-                process.stdin.flush()
-                head = process.stdout.read(_LENGTH.size)
-                if len(head) != _LENGTH.size:
-                    raise EOFError
-                answer = pickle.loads(process.stdout.read(_LENGTH.unpack(head)[0]))  # noqa: S301
-            except (OSError, EOFError, pickle.PickleError, ValueError) as error:
+                deadline = time.monotonic() + patience
+                _write_all(process.stdin.fileno(), _LENGTH.pack(len(body)) + body, deadline)
+                fd = process.stdout.fileno()
+                head = _read_exactly(fd, _LENGTH.size, deadline)
+                body = _read_exactly(fd, _LENGTH.unpack(head)[0], deadline)
+                answer = pickle.loads(body)  # noqa: S301 - our own host process's pickle
+            except Exception as error:  # noqa: BLE001 - whatever it was, the seed is done here
                 self.gone = True
                 self.stop()
                 raise HostGone(f"it ended: {error!r}") from None
@@ -187,9 +236,10 @@ def _serve() -> None:
         head = stdin.read(_LENGTH.size)
         if len(head) != _LENGTH.size:
             return
-        job = pickle.loads(stdin.read(_LENGTH.unpack(head)[0]))  # noqa: S301 - from our host
-        key = (job.pop("source"), job.pop("filename"))
+        body = stdin.read(_LENGTH.unpack(head)[0])
         try:
+            job = pickle.loads(body)  # noqa: S301 - from our host
+            key = (job.pop("source"), job.pop("filename"))
             if key not in checked:
                 if len(checked) > 8:
                     checked.clear()

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
+import gc
+import itertools
 import marshal
 import os
 import resource
@@ -22,11 +25,12 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError
-from planlang.isolation import confine
+from planlang.isolation import confine, warming
 from planlang.isolation.callback_threads import CALLBACK_STACK, CallbackThreads
 from planlang.isolation.channel import Endpoint
 from planlang.isolation.codec import CodecError
@@ -172,12 +176,12 @@ def config_without(config: dict[str, Any]) -> tuple[str, ...]:
     return tuple(config.get("without") or ()) if config.get("probes") else ()
 
 
-# The fork server's warm-up plan. A fork shares the server's memory until it first writes a
+# The fork server's warm-up plans. A fork shares the server's memory until it first writes a
 # page, and running a plan writes (reference counts) to thousands of pages, each then copied:
-# about 1.5 ms of a one-line plan's run. A fork runs this plan before it says it is ready, so
-# that copying happens while it waits in the pool, not while a plan waits for it. Kept as the
-# host would send its run (JSON bytes, less the deadline), made once by the server.
-_WARM_RUN: list[bytes] = []
+# about 1.5 ms of a one-line plan's run. A fork runs these once it is ready, while it waits in
+# the pool (``warming``), so that copying is not on a run's path. Kept as the host would send
+# their runs (JSON bytes, less the deadline), made once by the server.
+_WARM_RUNS: list[bytes] = []
 
 
 _BASE: list[float] = []  # (CPU seconds, address space) used once warm: what the limits add to
@@ -185,9 +189,11 @@ _PRESTARTED: list[int] = []  # the stack size of the deep-stack thread started b
 
 
 def _warm() -> None:
-    """Prepare and run the warm-up plan as the host would send it (a host word answered
-    here), then note what the process uses: the base its per-plan limits are counted from."""
-    _warm_run()
+    """Before ready: the first warm-up plan, the stack a plan runs on, and what the process
+    uses: the base its per-plan limits are counted from (counted again once it has warmed:
+    ``serve_one``)."""
+    if _WARM_RUNS:
+        warm_run(_WARM_RUNS[0])
     # A plan with a loop runs on the main thread, whose stack the fork server's start made
     # deep enough (boot.py; the stack grows, within the address-space limit, as it is used).
     # Where it could not, the deep-stack thread for the default limits is started now (its
@@ -204,47 +210,65 @@ def _warm() -> None:
     threading.stack_size(CALLBACK_STACK)
     _BASE[:] = confine.used()
     confine.limit_files()  # the same for every plan: set now, off the run's path
+    warming.ignore_taken()
 
 
-def warm_up_with(checked: CheckResult) -> None:
-    """In the fork server, once: the warm-up plan's run as a host sends it (less the
+def warm_up_with(plans: list[CheckResult]) -> None:
+    """In the fork server, once: the warm-up plans' runs as a host sends them (less the
     deadline), and the default limits as sent and made, so a fork only reads them."""
-    assert checked.code is not None
     _DEFAULT_LIMITS[:] = [default_limits_sent(), Limits()]
-    _WARM_RUN[:] = [dumps({
-        "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
-        "filename": checked.filename, "sha256": checked.sha256,
-        "limits": Peer().encode(dataclasses.asdict(Limits(seconds=30))),
-        "host": {"word": {"w": 1}},
-        "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
-    })]  # fmt: skip
+    _WARM_RUNS[:] = []
+    for checked in plans:
+        assert checked.code is not None
+        _WARM_RUNS.append(dumps({
+            "code": base64.b64encode(marshal.dumps(checked.code)).decode("ascii"),
+            "filename": checked.filename, "sha256": checked.sha256,
+            "limits": Peer().encode(dataclasses.asdict(Limits(seconds=30))),
+            "host": {"word": {"w": 1}},
+            "names": sorted(sandbox_module.used_names(checked.code)), "deep": False,
+        }))  # fmt: skip
 
 
-def _warm_run() -> None:
-    if _WARM_RUN:
-        peer = Peer()
-        payload = loads(_WARM_RUN[0])
-        payload["deadline"] = time.monotonic() + 30
-        box, again = _prepare(peer, payload)
-        box.host["word"] = lambda a, b=0: {"a": a, "b": b}
-        result = peer.encode(box.run(again))
-        peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
+def warm_run(sent: bytes) -> None:
+    """Run one warm-up plan as the host would send it (its host word answered here). What
+    its functions' cycles hold is collected at once: no warm-up sandbox outlives its step."""
+    peer = Peer()
+    payload = loads(sent)
+    payload["deadline"] = time.monotonic() + 30
+    box, again = _prepare(peer, payload)
+    box.host["word"] = lambda a, b=0: {"a": a, "b": b}
+    make_meter = box._new_meter
+    box._new_meter = lambda: warming.metered(make_meter())  # type: ignore[method-assign]
+    result = peer.encode(box.run(again))
+    peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
+    del box, again, result
+    gc.collect()
+
+
+def _warm_steps() -> Iterator[Callable[[], object]]:
+    """What a ready process runs while it waits (``warming``): each warm-up plan but the
+    first (run before ready: what every run touches, so a process that a busy machine left
+    no idle CPU to warm in still runs a plan as warm as before)."""
+    for sent in _WARM_RUNS[1:]:
+        yield functools.partial(warm_run, sent)
 
 
 def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any],
               lanes: list[tuple[int, int]] | None = None) -> None:  # fmt: skip
     """Say ready with the layers, run the one plan the host sends, answer, exit. All that
-    does not depend on the run is made before ready; a run's host says ``go`` as it takes
-    this process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
+    does not depend on the run is made while this process waits (``warming``: its channel
+    first), or at once if a run takes it first; a run's host says ``go`` as it takes this
+    process, so it wakes (a sleeping CPU can take 150 µs) while the host makes the run."""
     _warm()
-    reader = FrameReader(read_fd, 2**31)
-    peer = Peer()
-    peer.lanes = list(lanes or ())
-    threads = CallbackThreads()
-    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), peer.notice,
-                        spare=threads)  # fmt: skip
-    peer.endpoint = endpoint
     write_all(write_fd, ["ready", [layer.as_list() for layer in layers], os.getpid()])
+    made: list[tuple[FrameReader, Peer, CallbackThreads, Endpoint]] = []
+
+    def make() -> None:
+        made.append(_channel(read_fd, write_fd, lanes))
+
+    if warming.warm_while_waiting(read_fd, itertools.chain([make], _warm_steps())):
+        _BASE[:] = confine.used()  # counted again: warming grew its heap
+    reader, peer, threads, endpoint = made[0] if made else _channel(read_fd, write_fd, lanes)
     message = reader.read(spin=False)  # asleep in the pool: polling would take a CPU
     code = None
     if message and message[0] == "go":
@@ -265,6 +289,19 @@ def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[
     except BaseException as error:  # noqa: BLE001 - the host hears of every failure
         ok, answer = False, ["runtime", type(error).__name__, str(error)[:2000], None, None]
     _answer(endpoint, rid, ok, answer)
+
+
+def _channel(read_fd: int, write_fd: int, lanes: list[tuple[int, int]] | None
+             ) -> tuple[FrameReader, Peer, CallbackThreads, Endpoint]:  # fmt: skip
+    """The run's channel to the host, and what serves the host's requests on it."""
+    reader = FrameReader(read_fd, 2**31)
+    peer = Peer()
+    peer.lanes = list(lanes or ())
+    threads = CallbackThreads()
+    endpoint = Endpoint(reader, write_fd, threads.serving(peer.serve), peer.notice,
+                        spare=threads)  # fmt: skip
+    peer.endpoint = endpoint
+    return reader, peer, threads, endpoint
 
 
 _ANSWERED = threading.Lock()  # taken by the one thread that answers the run, never let go

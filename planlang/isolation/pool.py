@@ -25,6 +25,7 @@ from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
 from planlang.isolation.lanes import LANE_EXIT
 from planlang.isolation.sweep import scratch_prefix, sweep
+from planlang.isolation.warming import TAKEN
 from planlang.isolation.zygote import Zygote
 
 __all__ = ["Child", "Pool", "default_pool", "discard_later"]
@@ -34,6 +35,9 @@ _SIGNAL_KINDS = {
     signal.SIGILL: "crash", signal.SIGFPE: "crash", signal.SIGSYS: "crash",
     signal.SIGXCPU: "seconds", signal.SIGKILL: "killed",
 }  # fmt: skip
+
+
+_IDLE = getattr(os, "SCHED_IDLE", -1)
 
 
 class Child:
@@ -74,10 +78,29 @@ class Child:
     def wake(self, code: str | None = None) -> None:
         """Tell the process a run has taken it, before the run is made: it wakes meanwhile
         (if it has died, the run's channel finds out). ``code``: the run's code as the run
-        would carry it, so the process loads it while the host makes the rest of the run."""
+        would carry it, so the process loads it while the host makes the rest of the run.
+        First it gets its usual priority back: it may be warming itself at idle priority
+        (``warming``), where a busy machine would leave it no CPU to notice the run; and
+        ``TAKEN``, which stops the warm-up step under way."""
+        self._usual_priority()
+        if self.pidfd is not None:  # a warm-up step under way stops (never by pid: reused)
+            try:
+                signal.pidfd_send_signal(self.pidfd, TAKEN)
+            except OSError:
+                pass
         try:
             write_all(self.writer, ["go"] if code is None else ["go", code])
         except OSError:
+            pass
+
+    def _usual_priority(self) -> None:
+        """SCHED_OTHER again, if the process is still SCHED_IDLE (asked first: the fork server
+        may have reaped a process that just died, and its pid be another's now; so only a
+        process at idle priority is ever moved, and only to the usual one)."""
+        try:
+            if os.sched_getscheduler(self.pid) == _IDLE:
+                os.sched_setscheduler(self.pid, os.SCHED_OTHER, os.sched_param(0))
+        except OSError:  # gone, or not ours to move: it comes back by itself when it can
             pass
 
     def take(self) -> tuple[FrameReader, int]:
@@ -184,7 +207,8 @@ class Pool:
         """A ready child (waiting for one if none is ready yet), told it is taken (``wake``,
         with ``code``). While other children stay ready, its replacement waits for
         ``refill`` (called when the run ends): forking it now would take the machine from the
-        run it is for."""
+        run it is for. With none ready, it waits for the first of those getting ready: one
+        more fork would only get ready beside them, on the same CPUs, after them."""
         while True:
             with self._lock:
                 child = self._ready.popleft() if self._ready else None
@@ -192,12 +216,20 @@ class Pool:
             if child is None or not spare:
                 self._refill()
             if child is None:
-                child = self._start()
+                child = self._first_started() or self._start()
             if child.alive():
                 child.wake(code)
                 self.last = child
                 return child
             child.discard()  # died while waiting: drop it, take the next
+
+    def _first_started(self) -> Child | None:
+        """The first child the filler makes ready, or None if it is making none."""
+        with self._lock:
+            while not self._ready and self._starting and not self.closed:
+                if not self._changed.wait(timeout=30):
+                    return None  # the filler is stuck: fork one here, as without it
+            return self._ready.popleft() if self._ready else None
 
     def layers(self) -> list[list[Any]]:
         """The confinement a child of this pool has (waits for one to be ready)."""

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from planlang.isolation import orphans
+from planlang.isolation import orphans, warming
 from planlang.isolation.lanes import LANES
 from planlang.sandbox import limits
 from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
@@ -63,6 +63,7 @@ def serve(config: dict[str, Any]) -> None:
     os.dup2(null, 1)
     without = child.config_without(config)
     confine.prepare()  # once here, not in every fork
+    warming.allow_way_back()
     namespaces = (
         [confine.Layer("network namespace", False, "left out (tests only)")]
         if "network namespace" in without
@@ -193,17 +194,20 @@ def _warm_up() -> None:
     box.run(checked)
     from planlang.isolation import child
 
-    # each fork runs a smaller plan before it says it is ready: what every run touches
-    small = check("r = word('a', b=1)\nresult = [r, {'n': 1}]\n", "warm-up.py")
-    assert small.code is not None
-    stack._decisions[small.code] = False
-    box.run(small)
-    child.warm_up_with(small)
+    # each fork runs these once it is ready, while it waits (``warming``): a small plan with
+    # what every run touches, then plans of the usual kind
+    plans = [check(text, "warm-up.py") for text in (
+        "r = word('a', b=1)\nresult = [r, {'n': 1}]\n", *warming.WARM_PLANS)]  # fmt: skip
+    for plan in plans:
+        assert plan.code is not None, plan.problems
+        stack._decisions[plan.code] = False
+    child.warm_up_with(plans)
     # CPython specializes a function's bytecode in place once it has run a few times: done
-    # here, the forks find the code they run to get ready specialized already, and copy fewer
-    # of its pages (each fork ran it once before, and wrote its counters and caches)
+    # here, the forks find the code they run specialized already, and copy fewer of its
+    # pages (each fork would write its counters and caches)
     for _ in range(_WARM_TURNS):
-        child._warm_run()
+        for sent in child._WARM_RUNS:
+            child.warm_run(sent)
     # What the sandbox imports only when it first needs it: a fork may read no code later
     # (landlock lets it read only what was loaded before it was confined).
     import resource  # noqa: F401 - the meter's fallback
