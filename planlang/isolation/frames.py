@@ -72,17 +72,21 @@ def loads(body: bytes | memoryview) -> Any:
         raise CodecError(f"A frame was not JSON: {str(error)[:200]}") from None
 
 
-def plain_copy(value: Any, most: int) -> Any:
+def plain_copy(value: Any, most: int, held: Any = None, budget: int | None = None) -> Any:
     """A copy of plain JSON data, as a crossing makes it (written and read again), or None
     when it is over ``most`` bytes as JSON. (None is never plain data's copy here: the
-    callers copy dicts and lists.)"""
+    callers copy dicts and lists.) A copy past ``HELD_MIN`` is kept in ``held`` (a
+    ``queued.Queued``), as a callback's answer read from a frame is."""
     try:
         body = _orjson_dumps(value)
     except TypeError:  # what orjson declines, the standard library writes
         body = _json_dumps(value).encode("ascii")
     if len(body) > most:
         return None
-    return loads(body)
+    copied = loads(body)
+    if len(body) > HELD_MIN and held is not None:
+        held.keep(copied, decoded_cost(body), budget)
+    return copied
 
 
 def write_frame(stream: IO[bytes], message: Any) -> None:
@@ -138,7 +142,7 @@ class FrameReader:
     """
 
     __slots__ = ("fd", "limit", "closed", "budget", "_cheap", "_buffer", "_spin", "_poll",
-                 "_soon", "_came", "_blocking", "_one_at_a_time", "_held")  # fmt: skip
+                 "_soon", "_came", "_blocking", "_one_at_a_time", "held")  # fmt: skip
     _unpack = _HEADER.unpack_from
 
     def __init__(self, fd: int, limit: int = MAX_FRAME, *, blocking: bool = False):
@@ -150,7 +154,7 @@ class FrameReader:
         self.fd = fd
         self.limit = limit
         self._one_at_a_time: threading.Lock | None = None
-        self._held: Any = None  # a queued.Queued: requests being served, by what they take
+        self.held: Any = None  # a queued.Queued: requests being served, answers kept
         self.budget: int | None = None
         self._cheap = limit  # frames up to this size cannot decode past the budget: not counted
         self.closed = False
@@ -177,11 +181,12 @@ class FrameReader:
         arguments live as long as its host word runs, and a plan nesting host calls (a word
         that calls back a plan function that calls the word again with the same large value)
         made the host hold a copy a level, past any one frame's budget. The server releases
-        each (``Queued.take`` of the request's payload) once served."""
+        each (``Queued.take`` of the request's payload) once served. Each answer past
+        ``HELD_MIN`` (a callback's) is counted there too, while the host refers to it."""
         self.budget = nbytes
         self._cheap = min(self.limit, nbytes // _EXPANSION)
         self._one_at_a_time = one_at_a_time
-        self._held = held
+        self.held = held
 
     @property
     def cheap(self) -> int:
@@ -201,11 +206,19 @@ class FrameReader:
             )
 
     def _hold(self, message: Any, body: bytes | memoryview) -> None:
-        """Count a request (its payload, by identity) among those being served."""
-        if type(message) is list and len(message) == 5 and message[0] == "q":
+        """Count a request (its payload, by identity) among those being served, or a
+        callback's answer among those the host keeps (``queued.Queued.keep``)."""
+        if type(message) is not list:
+            return
+        kind, size = message[0] if message else None, len(message)
+        if kind == "q" and size == 5:
             payload = message[4]
             if type(payload) is list or type(payload) is dict:  # new, so its id is its own
-                self._held.count(payload, decoded_cost(bytes(body)), self.budget)
+                self.held.count(payload, decoded_cost(bytes(body)), self.budget)
+        elif (kind == "a" and size == 4) or (kind == "p" and size == 3):
+            answer = message[-1]
+            if type(answer) is list or type(answer) is dict or type(answer) is str:
+                self.held.keep(answer, decoded_cost(bytes(body)), self.budget)
 
     def close(self) -> None:
         """Close the pipe (once; no thread may be reading it)."""
@@ -234,7 +247,7 @@ class FrameReader:
                         message = _orjson_loads(memoryview(chunk)[12:])
                     except ValueError:
                         message = loads(memoryview(chunk)[12:])
-                    if size > HELD_MIN and self._held is not None:
+                    if size > HELD_MIN and self.held is not None:
                         self._hold(message, memoryview(chunk)[12:])
                     return message
             if not chunk:
@@ -259,7 +272,7 @@ class FrameReader:
                         if size > self._cheap:
                             self._afford(body)
                         message = loads(body)
-                        if size > HELD_MIN and self._held is not None:
+                        if size > HELD_MIN and self.held is not None:
                             self._hold(message, body)
                         return message
                 chunk = self._chunk(until, spin)

@@ -148,7 +148,8 @@ class Lane(Endpoint):
         takes = self._takes_tail
         if takes is not None and takes():  # after the word: as its wrapper's check
             if ok is PLAIN:
-                copied = plain_copy(answer, self._reader.cheap)
+                reader = self._reader
+                copied = plain_copy(answer, reader.cheap, reader.held, reader.budget)
                 taken = copied is not None
                 if taken:
                     answer = copied
@@ -361,9 +362,12 @@ class Callback:
                 session.limit_heard = error
             raise error
         try:
-            return session.decode(answer)
+            value = session.decode(answer)
         except CodecError as error:  # it names a handle it was never given, say
             raise session.broke(f"a frame was not a callback's result: {error}") from None
+        if session._held.kept:  # a large answer, kept: counted from now on as its decoding
+            session._held.rekey(answer, value)
+        return value
 
 
 def _failure(session: _Session, answer: Any) -> BaseException:

@@ -341,6 +341,7 @@ class _Session(Handles):
     def _end(self, error: PlanLimitError) -> None:
         self.ended = error
         self.meter.close(error)
+        self._held.clear()  # callbacks' answers are no longer counted
         if error.kind == "finished":  # the usual end: lanes (16 pipe ends) and channel closed
             # off the run's path, with the child; a callback raises ``ended`` before either
             discard_later(self.child, functools.partial(self._close, error.message))

@@ -24,6 +24,7 @@ from typing import Any
 from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
 from planlang.isolation.lanes import LANE_EXIT
+from planlang.isolation.sweep import scratch_prefix, sweep
 from planlang.isolation.warming import TAKEN
 from planlang.isolation.zygote import Zygote
 
@@ -45,7 +46,7 @@ class Child:
 
     def __init__(self, zygote: Zygote):
         self.zygote = zygote
-        self.scratch = tempfile.mkdtemp(prefix="planlang-plan-")
+        self.scratch = tempfile.mkdtemp(prefix=scratch_prefix())  # its owner named: ``sweep``
         self.discarded = False
         self.taken = False  # its pipes belong to a run's channel, which closes them
         self.layers: list[list[Any]] = []
@@ -200,6 +201,7 @@ class Pool:
         self._changed = threading.Condition(self._lock)
         self.closed = False
         self.started = 0
+        sweep()  # what hosts that died without exit handlers left in the temporary directory
 
     def acquire(self, code: str | None = None) -> Child:
         """A ready child (waiting for one if none is ready yet), told it is taken (``wake``,
