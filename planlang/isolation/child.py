@@ -245,7 +245,7 @@ def warm_run(sent: bytes) -> None:
     finally:  # also when a run took this process and stopped the plan (``warming``)
         del box._new_meter  # no cycle through it: the box goes with its last reference
         del box, again
-        gc.collect()
+    gc.collect()  # not when taken: the run waits for nothing
 
 
 def _warm_steps() -> Iterator[Callable[[], object]]:
