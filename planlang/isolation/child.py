@@ -242,8 +242,13 @@ def warm_run(sent: bytes) -> None:
     try:
         result = peer.encode(box.run(again))
         peer.decode(loads(dumps(["a", 1, True, [result, 0]]))[3][0])
-    finally:  # also when a run took this process and stopped the plan (``warming``)
-        del box._new_meter  # no cycle through it: the box goes with its last reference
+    except BaseException as error:  # a run took this process and stopped the plan
+        # (``warming``): no frame of it is kept, so its sandbox goes with its last reference
+        # here, with no collection on the run's path
+        warming.forget_frames(error)
+        raise
+    finally:
+        del box._new_meter  # no cycle through it either
         del box, again
     gc.collect()  # not when taken: the run waits for nothing
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from planlang.sandbox.limits import Meter
 
 __all__ = ["TAKEN", "WARM_PLANS", "allow_way_back", "idle_priority_allowed", "ignore_taken",
-           "metered", "warm_while_waiting"]  # fmt: skip
+           "forget_frames", "metered", "warm_while_waiting"]  # fmt: skip
 
 # Plans of the usual kind, each run once by a ready process (and, to specialise the sandbox's
 # own code, a few times by the fork server). Their allocations go through the free lists a
@@ -93,6 +93,16 @@ def metered(meter: Meter) -> Meter:
     if _state["taken"]:
         meter.close(_taken_error())
     return meter
+
+
+def forget_frames(error: BaseException) -> None:
+    """Drop the frames ``error`` (and the latched error of the step's meter) hold: a stopped
+    warm-up step's sandbox is then freed at once, not by a collection on the run's path."""
+    meter = _state["meter"]
+    for held in (error, meter.tripped if meter is not None else None):
+        while held is not None:
+            held.__traceback__ = None
+            held = held.__context__ or held.__cause__
 
 
 def _taken_error() -> PlanLimitError:
