@@ -14,7 +14,6 @@ import os
 import queue
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 from collections import deque
@@ -24,7 +23,7 @@ from typing import Any
 from planlang.errors import PlanLimitError
 from planlang.isolation.frames import MAX_FRAME, FrameReader, write_all
 from planlang.isolation.lanes import LANE_EXIT
-from planlang.isolation.sweep import scratch_prefix, sweep
+from planlang.isolation.sweep import remove_tree, scratch_prefix, sweep
 from planlang.isolation.warming import TAKEN
 from planlang.isolation.zygote import Zygote
 
@@ -376,20 +375,3 @@ def _discard_loop() -> None:
         except BaseException:  # noqa: BLE001, S110 - one child's remains never stop the others'
             pass
         del child, first  # not held while it waits: ``first`` holds the run it closed
-
-
-def remove_tree(path: str) -> None:
-    """Remove a plan process's scratch tree, whatever it made there: GNU ``rm`` walks it by
-    descriptors (any depth, symbolic links not followed), where Python 3.11's ``rmtree``
-    takes a frame a level and fails past the recursion limit. Never raises."""
-    try:
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                       timeout=600)  # fmt: skip  # noqa: S603, S607 - coreutils, no shell
-    except (OSError, subprocess.SubprocessError):
-        pass
-    if os.path.lexists(path):  # no rm here: what Python can remove
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-        except RecursionError:
-            pass

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import tempfile
 
-__all__ = ["PREFIX", "scratch_prefix", "sweep"]
+__all__ = ["PREFIX", "remove_tree", "scratch_prefix", "sweep"]
 
 PREFIX = "planlang-plan-"
 # PREFIX, then the pid namespace's inode, the host's pid and its start time, then mkdtemp's
@@ -60,7 +62,6 @@ def scratch_prefix() -> str:
 def sweep(directory: str | None = None) -> list[str]:
     """Remove the scratch directories in ``directory`` (the temporary directory) whose host
     is dead; the paths removed. Never raises."""
-    from planlang.isolation.pool import remove_tree  # pool calls this: imported when swept
 
     namespace = _namespace()
     if namespace is None:
@@ -86,3 +87,20 @@ def sweep(directory: str | None = None) -> list[str]:
             remove_tree(entry.path)  # a child of it wrote there (rm: links not followed)
         removed.append(entry.path)
     return removed
+
+
+def remove_tree(path: str) -> None:
+    """Remove a plan process's scratch tree, whatever it made there: GNU ``rm`` walks it by
+    descriptors (any depth, symbolic links not followed), where Python 3.11's ``rmtree``
+    takes a frame a level and fails past the recursion limit. Never raises."""
+    try:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                       timeout=600)  # fmt: skip  # noqa: S603, S607 - coreutils, no shell
+    except (OSError, subprocess.SubprocessError):
+        pass
+    if os.path.lexists(path):  # no rm here: what Python can remove
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        except RecursionError:
+            pass
