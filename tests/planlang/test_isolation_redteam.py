@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_prelude import CHANNEL, probed
 
 from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation import pool as pool_module
@@ -36,17 +37,6 @@ from planlang.sandbox.limits import Limits
 
 HANG_GUARD = 30.0
 HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
-# the child's own Endpoint, its run's context and the handle of the host word ``w``
-CHANNEL = """
-import gc, time
-from planlang.isolation.channel import Endpoint
-from planlang.isolation.frames import write_all
-from planlang.isolation.child import _ChildSandbox
-ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
-R = ep.default_context
-box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]
-wid = box.host['w'].fn.wid
-"""
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +44,6 @@ def pool() -> Iterator[Pool]:
     made = Pool(1, probes=True)
     yield made
     made.close()
-
-
-def probed(pool: Pool, probe: str, limits: Limits, **host: Any) -> Sandbox:
-    box = Sandbox(host=dict(host), limits=limits, isolation="process")
-    box._pool = pool  # type: ignore[attr-defined]
-    box._probe = {"probe": probe}  # type: ignore[attr-defined]
-    return box
 
 
 def active(pool: Pool, *names: str) -> None:

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from probe_prelude import CHANNEL, probed
 
 from planlang.cli_support import EXIT_REFUSED
 from planlang.errors import PlanLimitError, PlanRuntimeError
@@ -27,17 +28,6 @@ from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 
 ROOT = str(Path(__file__).resolve().parents[2])
-# the child's own Endpoint, its run's context and the handle of the host word ``w``
-CHANNEL = """
-import gc
-from planlang.isolation.channel import Endpoint
-from planlang.isolation.frames import write_all
-from planlang.isolation.child import _ChildSandbox
-ep = [o for o in gc.get_objects() if type(o) is Endpoint][0]
-R = ep.default_context
-box = [o for o in gc.get_objects() if type(o) is _ChildSandbox][0]
-wid = box.host['w'].fn.wid
-"""
 
 
 @pytest.fixture(scope="module")
@@ -45,13 +35,6 @@ def pool() -> Iterator[Pool]:
     made = Pool(1, probes=True)
     yield made
     made.close()
-
-
-def probed(pool: Pool, probe: str, limits: Limits, **host: object) -> Sandbox:
-    box = Sandbox(host=dict(host), limits=limits, isolation="process")
-    box._pool = pool  # type: ignore[attr-defined]
-    box._probe = {"probe": probe}  # type: ignore[attr-defined]
-    return box
 
 
 # -- REDTEAM10 1: plan functions a child names are kept by the host until the run ends ---------
