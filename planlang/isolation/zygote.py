@@ -194,8 +194,7 @@ def _warm_up() -> None:
     box.run(checked)
     from planlang.isolation import child
 
-    # each fork runs these once it is ready, while it waits (``warming``): a small plan with
-    # what every run touches, then plans of the usual kind
+    # a fork runs the first (what every run touches) before ready, the rest while it waits
     plans = [check(text, "warm-up.py") for text in (
         "r = word('a', b=1)\nresult = [r, {'n': 1}]\n", *warming.WARM_PLANS)]  # fmt: skip
     for plan in plans:
