@@ -84,6 +84,7 @@ class _Session(Handles):
                                  write=self._write, on_close=lambda _: over.set())  # fmt: skip
         self.lanes = Lanes(child.lanes, self._lane, self._announce)
         self._known = KnownValues()  # a worker's schema, decoded once a run
+        self.closing: Callable[[], None] | None = None  # a finished run's, for the discarder
 
     def _lane(self, number: int, reader: FrameReader, writer: int) -> Endpoint:
         reader.set_budget(self._budget, self._large, self._held)
@@ -343,8 +344,9 @@ class _Session(Handles):
         self.meter.close(error)
         self._held.clear()  # callbacks' answers are no longer counted
         if error.kind == "finished":  # the usual end: lanes (16 pipe ends) and channel closed
-            # off the run's path, with the child; a callback raises ``ended`` before either
-            discard_later(self.child, functools.partial(self._close, error.message))
+            # off the run's path, with the child, once the run has made its result
+            # (``run_isolated``); a callback raises ``ended`` before either
+            self.closing = functools.partial(self._close, error.message)
             return
         self._close(error.message)
         self.child.stop()  # stopped at once; what it wrote is removed later
@@ -375,7 +377,10 @@ def run_isolated(box: Sandbox, checked: CheckResult) -> Any:
     finally:
         if session.ended is None:  # it failed before it was sent (a host value): end it
             session._end(PlanLimitError("finished", "The plan did not start."))
-        pool.refill()  # the replacement child, forked now that this run is over
+        if session.closing is None:  # ended by a limit: its child is being discarded
+            pool.refill()  # the replacement child, forked now that this run is over
+        else:  # one thread woken, as the run returns: it closes, refills, then discards
+            discard_later(child, session.closing, then=pool.refill)
 
 
 register_isolated_runner(run_isolated)

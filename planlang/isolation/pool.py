@@ -346,32 +346,46 @@ def default_pool() -> Pool:
         return _default
 
 
-_to_discard: queue.SimpleQueue[tuple[Child, Callable[[], Any] | None]] = queue.SimpleQueue()
+_Discard = tuple[Child, "Callable[[], Any] | None", "Callable[[], Any] | None"]
+_to_discard: queue.SimpleQueue[_Discard] = queue.SimpleQueue()
 _discarder: list[threading.Thread] = []
 _discarder_lock = threading.Lock()
+_pending = [0]  # discards queued or under way (under the lock)
 
 
-def discard_later(child: Child, first: Callable[[], Any] | None = None) -> None:
+def discard_later(child: Child, first: Callable[[], Any] | None = None,
+                  then: Callable[[], Any] | None = None) -> None:  # fmt: skip
     """Kill and clean up a finished child on one background thread, off the run's path;
-    ``first``: what to do before (the run's closing of its unused lanes' pipes, say)."""
+    ``first``: what to do before (the run's closing of its unused lanes' pipes, say);
+    ``then``: what to do next, before the child's remains go (the pool's ``refill``: a run
+    that has ended wakes one thread of the host's, not two, while it returns). Done here
+    at once if other discards wait (one may wait seconds for a process that wrote files)."""
     with _discarder_lock:
         if not _discarder:
             thread = threading.Thread(target=_discard_loop, name="planlang-discard", daemon=True)
             _discarder.append(thread)
             thread.start()
-    _to_discard.put((child, first))
+        busy = _pending[0] > 0
+        _pending[0] += 1
+    if then is not None and busy:
+        then()
+        then = None
+    _to_discard.put((child, first, then))
 
 
 def _discard_loop() -> None:
     while True:
-        child, first = _to_discard.get()
-        try:
-            if first is not None:
-                first()
-        except BaseException:  # noqa: BLE001, S110 - the child is discarded all the same
-            pass
+        child, first, then = _to_discard.get()
+        for step in (first, then):
+            try:
+                if step is not None:
+                    step()
+            except BaseException:  # noqa: BLE001, S110 - the child is discarded all the same
+                pass
         try:
             child.discard()
         except BaseException:  # noqa: BLE001, S110 - one child's remains never stop the others'
             pass
-        del child, first  # not held while it waits: ``first`` holds the run it closed
+        with _discarder_lock:
+            _pending[0] -= 1
+        del child, first, then, step  # not held while it waits: ``first`` holds the run it closed

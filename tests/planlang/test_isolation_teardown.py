@@ -69,6 +69,45 @@ def test_a_child_is_discarded_even_if_what_comes_first_fails() -> None:
     assert again.wait(HANG_GUARD)
 
 
+def test_what_comes_next_is_done_between_the_first_and_the_discard() -> None:
+    """A finished run hands its closing and its pool's refill to the discard thread (one
+    thread woken as the run returns): the refill comes after the closing, before the
+    child's remains go (those may take seconds)."""
+    seen: list[str] = []
+    done = threading.Event()
+    pool_module.discard_later(_Remains(seen, done), lambda: seen.append("first"),  # type: ignore[arg-type]
+                              then=lambda: seen.append("then"))  # fmt: skip
+    assert done.wait(HANG_GUARD)
+    assert seen == ["first", "then", "discard"]
+
+
+class _Stuck(_Remains):
+    """A child whose remains take long to go (a process that wrote files and is slow to die)."""
+
+    def __init__(self, seen: list[str], done: threading.Event, go_on: threading.Event):
+        super().__init__(seen, done)
+        self.go_on = go_on
+
+    def discard(self) -> None:
+        self.go_on.wait(HANG_GUARD)
+        super().discard()
+
+
+def test_what_comes_next_is_done_at_once_while_the_discard_thread_is_busy() -> None:
+    """A refill waits behind no other child's discard: with the discard thread busy, the
+    caller does it before it returns."""
+    seen: list[str] = []
+    stuck, go_on, done = threading.Event(), threading.Event(), threading.Event()
+    try:
+        pool_module.discard_later(_Stuck(seen, stuck, go_on))  # type: ignore[arg-type]
+        pool_module.discard_later(_Remains(seen, done), then=lambda: seen.append("then"))  # type: ignore[arg-type]
+        assert seen == ["then"]  # done here, before the stuck discard ends
+    finally:
+        go_on.set()
+    assert stuck.wait(HANG_GUARD) and done.wait(HANG_GUARD)
+    assert seen == ["then", "discard", "discard"]
+
+
 def test_a_finished_run_closes_its_lanes_and_pipes_and_its_plan_functions_say_finished(
 ) -> None:  # fmt: skip
     kept: list[Any] = []
