@@ -11,6 +11,8 @@ host words keep running in the host. ``layers()`` says which layers this machine
     wire     errors as plain data
     child    the plan's process: one run in the in-process sandbox
     zygote   the fork server every child is forked from
+    warming  what a ready child does while it waits: warm-up plans, at idle priority
+    heap_warming  the heap pages a run would copy, written while it waits
     orphans  the fork server ends whatever a child forked, as the child ends
     pool     warm children, one run each
     parent   the host side: host words served, callbacks, the wall-clock kill

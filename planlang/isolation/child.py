@@ -30,7 +30,7 @@ from typing import Any
 
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanLimitError
-from planlang.isolation import confine, warming
+from planlang.isolation import confine, heap_warming, warming
 from planlang.isolation.callback_threads import CALLBACK_STACK, CallbackThreads
 from planlang.isolation.channel import Endpoint
 from planlang.isolation.codec import CodecError
@@ -256,9 +256,11 @@ def warm_run(sent: bytes) -> None:
 def _warm_steps() -> Iterator[Callable[[], object]]:
     """What a ready process runs while it waits (``warming``): each warm-up plan but the
     first (run before ready: what every run touches, so a process that a busy machine left
-    no idle CPU to warm in still runs a plan as warm as before)."""
+    no idle CPU to warm in still runs a plan as warm as before), then the heap's steps
+    (``heap_warming``: the pages a run's allocations and names would copy)."""
     for sent in _WARM_RUNS[1:]:
         yield functools.partial(warm_run, sent)
+    yield from heap_warming.steps()
 
 
 def serve_one(config: dict[str, Any], read_fd: int, write_fd: int, layers: list[Any],
