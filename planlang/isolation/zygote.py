@@ -218,6 +218,9 @@ def _warm_up() -> None:
 
     gc.collect()
     gc.freeze()  # the collector leaves what the forks share alone: fewer copied pages
+    from planlang.isolation import heap_warming
+
+    heap_warming.learn()  # where the interpreter's writable pages are, for the forks
 
 
 def _child(config: dict[str, Any], scratch: str, fds: list[int], namespaces: Any,

@@ -46,3 +46,42 @@ def test_a_plan_process_runs_every_warming_step_under_its_confinement() -> None:
     steps, warm_runs, held = found
     assert steps > warm_runs - 1 + heap_warming.CHUNKS  # the warm-up plans, then the heap's
     assert held == 0
+
+
+WRITTEN_AHEAD = """
+import os, struct, sys
+from planlang.isolation import heap_warming
+heap_warming.learn()
+assert heap_warming._interpreter, "no writable segment of the interpreter found"
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:  # a fork shares the segment until it writes it, as a plan process does
+    def own(low, high):
+        with open("/proc/self/pagemap", "rb") as pagemap:
+            pagemap.seek(low // 4096 * 8)
+            data = pagemap.read((high - low) // 4096 * 8)
+        flags = struct.unpack(f"<{len(data) // 8}Q", data)
+        return sum(1 for f in flags if f >> 63 and (f >> 56) & 1), len(flags)
+    before = [own(*span) for span in heap_warming._interpreter]
+    for step in heap_warming.steps():
+        step()
+    after = [own(*span) for span in heap_warming._interpreter]
+    os.write(w, repr([before, after]).encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.read(r, 100000).decode())
+"""
+
+
+def test_the_interpreters_writable_pages_are_written_ahead_in_a_fork() -> None:
+    """In a fork of a process that learned where the interpreter's writable segment is, the
+    steps leave every page of it the fork's own (a run then copies none of them)."""
+    import ast
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", WRITTEN_AHEAD], capture_output=True,
+                          text=True, timeout=120, check=True)  # fmt: skip
+    before, after = ast.literal_eval(done.stdout.strip())
+    assert sum(own for own, _ in before) < sum(total for _, total in before)  # shared at first
+    assert after == [(total, total) for _, total in before]
