@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from planlang.cli_support import EXIT_OK, EXIT_USAGE
+from planlang.cli_support import EXIT_OK, EXIT_USAGE, FiniteFloat
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,7 +49,7 @@ output_option = click.option(
 @click.argument("path")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
               help="How many rehearsals, each with its own seed.")  # fmt: skip
-@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
+@click.option("--latency", default=2.0, show_default=True, type=FiniteFloat(0, 86400),
               help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--html", "as_html", is_flag=True, help="Write the report as an HTML page.")
@@ -111,7 +111,7 @@ def held_command(as_json: bool, config: str | None) -> None:
 @cli.command("run")
 @click.argument("path")
 @click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
-@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@click.option("--budget", type=FiniteFloat(0), default=None, help="Credit cap for this run.")
 @click.option("--allow-failed-workers", is_flag=True,
               help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
 @click.option("--retry-failed", is_flag=True,
@@ -184,7 +184,7 @@ def result_command(run_id: str, as_json: bool, config: str | None) -> None:
 
 @cli.command("raise")
 @click.argument("run_id")
-@click.argument("cap", type=click.FloatRange(0))
+@click.argument("cap", type=FiniteFloat(0))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
 def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) -> None:

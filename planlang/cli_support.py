@@ -6,8 +6,10 @@ commands past ``check``) both import it, and it imports nothing of theirs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,8 +17,7 @@ from planlang.check import MAX_SOURCE_BYTES
 
 __all__ = [
     "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
-    "PlanFile", "PlanFileError", "find_config",
-    "read_plan",
+    "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "read_plan",
 ]  # fmt: skip
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -26,6 +27,18 @@ class PlanFileError(click.ClickException):
     """A plan file could not be read; exit code 2."""
 
     exit_code = EXIT_USAGE
+
+
+class FiniteFloat(click.FloatRange):
+    """A number of at least ``min`` that is finite: ``nan`` passes every range check and ``inf``
+    every lower bound, and either would reach the budget (a traceback: it counts in integer
+    units) or the price report (``NaN`` and ``Infinity`` are not JSON)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 @dataclass(frozen=True)
