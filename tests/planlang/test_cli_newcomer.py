@@ -49,3 +49,46 @@ def test_the_price_report_is_json_at_the_longest_latency(plan, capsys):
     assert code == 0
     report = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
     assert report["wall_seconds"]["max"] == 86400
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("LLM_BASE_URL", "localhost:8000/v1",
+         "environment variable LLM_BASE_URL: base_url must start with http:// or https://; "
+         "got 'localhost:8000/v1'"),
+        ("PLANLANG_CONCURRENCY", "x", "environment variable PLANLANG_CONCURRENCY: Input should "
+         "be a valid integer, unable to parse string as an integer (got 'x')"),
+        ("PLANLANG_ROLES", "scan=small", "environment variable PLANLANG_ROLES: not valid JSON"),
+        ("PLANLANG_ISOLATION", "bogus", "environment variable PLANLANG_ISOLATION: Input should "
+         "be 'process' or 'inprocess' (got 'bogus')"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("project", ["none", "a planlang.toml", "one without [planlang]"])
+def test_a_bad_environment_variable_is_one_line_naming_the_variable(
+    plan, tmp_path, capsys, monkeypatch, variable, value, said, project
+):
+    # Without a planlang.toml this was a traceback; with one, the line blamed the file's
+    # [planlang] table (for LLM_BASE_URL, a key "PLANLANG_BASE_URL" it never had).
+    if project != "none":
+        table = "[planlang]\nconcurrency = 2\n" if project == "a planlang.toml" else "[gate]\n"
+        (tmp_path / "planlang.toml").write_text(table)
+    monkeypatch.setenv(variable, value)
+    code, out, err = run(["price", plan], capsys)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"Error: {said}")
+    assert len(err.splitlines()) == 1
+    assert "planlang.toml" not in err
+
+
+def test_a_bad_key_of_the_file_still_names_the_file(plan, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("PLANLANG_CONCURRENCY", raising=False)
+    (tmp_path / "planlang.toml").write_text('[planlang]\nconcurrency = "x"\nbase_url = "z"\n')
+    code, _, err = run(["price", plan], capsys)
+    assert code == 2
+    assert err == (
+        f"Error: {tmp_path / 'planlang.toml'}: [planlang] base_url: base_url must start with "
+        "http:// or https://; got 'z'; [planlang] concurrency: Input should be a valid integer, "
+        "unable to parse string as an integer (got 'x')\n"
+    )
