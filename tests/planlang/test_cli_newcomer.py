@@ -92,3 +92,29 @@ def test_a_bad_key_of_the_file_still_names_the_file(plan, tmp_path, capsys, monk
         "http:// or https://; got 'z'; [planlang] concurrency: Input should be a valid integer, "
         "unable to parse string as an integer (got 'x')\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "variable"),
+    [("base_url", "LLM_BASE_URL"), ("base_url", "PLANLANG_BASE_URL"), ("api_key", "LLM_API_KEY")],
+)
+def test_a_key_of_the_file_the_environment_sets_too_is_not_unknown(
+    plan, tmp_path, capsys, monkeypatch, key, variable
+):
+    # It was '[planlang] base_url: unknown key' (exit 2) whenever LLM_BASE_URL was exported.
+    (tmp_path / "planlang.toml").write_text(f'[planlang]\n{key} = "http://from-the-file/v1"\n')
+    monkeypatch.setenv(variable, "http://from-the-environment/v1")
+    code, out, err = run(["price", plan, "--seeds", "1", "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["ok"] is True
+
+
+def test_the_environment_wins_over_the_file(tmp_path, monkeypatch):
+    from runtime import Settings
+
+    (tmp_path / "planlang.toml").write_text('[planlang]\nbase_url = "http://file/v1"\n')
+    monkeypatch.delenv("PLANLANG_BASE_URL", raising=False)
+    monkeypatch.setenv("LLM_BASE_URL", "http://environment/v1")
+    assert Settings.load(tmp_path / "planlang.toml").base_url == "http://environment/v1"
+    monkeypatch.delenv("LLM_BASE_URL")
+    assert Settings.load(tmp_path / "planlang.toml").base_url == "http://file/v1"
