@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from planlang.cli_support import (
     PlanFileError,
     find_config,
     read_plan,
+    read_stdin,
 )
 from planlang.errors import Problem
 from planlang.language import ALLOWED_BUILTINS, FORBIDDEN_NAMES
@@ -42,7 +42,10 @@ def _plan_files(paths: Iterable[str], stdin_filename: str | None) -> Iterable[Pl
     """Each plan to check, or the one-line reason it cannot be read."""
     for path in paths:
         if path == "-":
-            yield PlanFile(stdin_filename or "-", sys.stdin.read())
+            try:
+                yield read_stdin(stdin_filename or "-")
+            except PlanFileError as error:
+                yield error.message
             continue
         folder = Path(path)
         if folder.is_dir():

@@ -7,6 +7,7 @@ commands past ``check``) both import it, and it imports nothing of theirs.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from planlang.check import MAX_SOURCE_BYTES
 __all__ = [
     "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
     "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "read_plan",
+    "read_stdin",
 ]  # fmt: skip
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -73,6 +75,24 @@ def read_plan(path: str) -> PlanFile:
         data = p.read_bytes()
     except OSError as error:
         raise PlanFileError(f"{path}: cannot read: {error.strerror or error}") from None
+    return _decoded(path, data)
+
+
+def read_stdin(name: str) -> PlanFile:
+    """The plan piped to ``planlang check -``, read and refused as a file is: its bytes, so
+    text that is not UTF-8 is said so (the interpreter's text stream would have made it
+    surrogates, and the checker a PL001 about them), and at most the size of a file."""
+    stream = sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text stream handed in by an embedder or a test: text already
+        return PlanFile(name, stream.read())
+    data = buffer.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise PlanFileError(f"{name}: over {MAX_SOURCE_BYTES:,} bytes, the 1 MB limit")
+    return _decoded(name, data)
+
+
+def _decoded(path: str, data: bytes) -> PlanFile:
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as error:

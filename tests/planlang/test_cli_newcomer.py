@@ -2,10 +2,16 @@
 traceback, and never a value that makes the price report invalid JSON."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from planlang.cli import main
+
+ROOT = Path(__file__).parents[2]
 
 PLAN = 'phase("a")\nresult = agent("hi")\n'
 
@@ -118,3 +124,29 @@ def test_the_environment_wins_over_the_file(tmp_path, monkeypatch):
     assert Settings.load(tmp_path / "planlang.toml").base_url == "http://environment/v1"
     monkeypatch.delenv("LLM_BASE_URL")
     assert Settings.load(tmp_path / "planlang.toml").base_url == "http://file/v1"
+
+
+def _check_stdin(folder: Path, data: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    # a real pipe: the interpreter's own stdin, as a shell gives it
+    command = [sys.executable, "-m", "planlang", "check", *args, "-"]
+    return subprocess.run(command, input=data, capture_output=True, check=False, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=folder)  # fmt: skip
+
+
+def test_stdin_that_is_not_utf8_is_said_so_as_for_a_file(tmp_path):
+    # It was '-:1:1: PL001 cannot parse: 'utf-8' codec can't encode character '\udcff' in
+    # position 9: surrogates not allowed', exit 1; a file with the same bytes says this.
+    done = _check_stdin(tmp_path, b"result = '\xff'\n")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == b"error: -: not UTF-8 text (byte 10 is 0xff)\n"
+
+
+def test_stdin_over_the_size_of_a_file_is_refused_as_a_file_is(tmp_path):
+    done = _check_stdin(tmp_path, b"x = 1\n" * 200_000, "--stdin-filename", "big.py")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == b"error: big.py: over 1,000,000 bytes, the 1 MB limit\n"
+
+
+def test_stdin_in_utf8_with_a_bom_passes(tmp_path):
+    done = _check_stdin(tmp_path, "\ufeffresult = 'café'\n".encode())
+    assert (done.returncode, done.stderr) == (0, b"All 1 plan passed the check.\n")
