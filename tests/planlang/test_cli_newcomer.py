@@ -150,3 +150,13 @@ def test_stdin_over_the_size_of_a_file_is_refused_as_a_file_is(tmp_path):
 def test_stdin_in_utf8_with_a_bom_passes(tmp_path):
     done = _check_stdin(tmp_path, "\ufeffresult = 'café'\n".encode())
     assert (done.returncode, done.stderr) == (0, b"All 1 plan passed the check.\n")
+
+
+def test_run_without_an_endpoint_says_what_to_set_at_a_shell(plan, capsys, monkeypatch):
+    # It said 'pass base_url or set LLM_BASE_URL': planlang run has no base_url to pass.
+    for name in ("LLM_BASE_URL", "PLANLANG_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = run(["run", plan], capsys)
+    assert (code, out) == (2, "")
+    assert err == ("Error: No endpoint: set LLM_BASE_URL to an OpenAI-compatible server (e.g. "
+                   "https://host/v1), and LLM_API_KEY if it needs a key.\n")  # fmt: skip
