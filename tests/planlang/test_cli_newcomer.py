@@ -160,3 +160,24 @@ def test_run_without_an_endpoint_says_what_to_set_at_a_shell(plan, capsys, monke
     assert (code, out) == (2, "")
     assert err == ("Error: No endpoint: set LLM_BASE_URL to an OpenAI-compatible server (e.g. "
                    "https://host/v1), and LLM_API_KEY if it needs a key.\n")  # fmt: skip
+
+
+def test_report_finds_a_run_by_its_id_from_a_folder_below_the_project(tmp_path, capsys,
+                                                                        monkeypatch):  # fmt: skip
+    # 'planlang runs' and 'show ID' found the project above; 'report ID' said "no run ID".
+    from runtime.testing import FakeOpenAI
+
+    (tmp_path / "planlang.toml").write_text("[planlang]\nretries = 0\n")
+    (tmp_path / "plan.py").write_text(PLAN)
+    monkeypatch.chdir(tmp_path)
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("LLM_BASE_URL", fake.base_url)
+        assert main(["run", "plan.py"]) == 0
+    (folder,) = (tmp_path / ".planlang" / "runs").iterdir()
+    below = tmp_path / "plans"
+    below.mkdir()
+    monkeypatch.chdir(below)
+    capsys.readouterr()
+    code, _, err = run(["report", folder.name, "-o", "page.html"], capsys)
+    size = (below / "page.html").stat().st_size
+    assert (code, err) == (0, f"Wrote page.html ({size:,} bytes).\n")
