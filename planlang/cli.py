@@ -36,7 +36,11 @@ def check_command(paths: tuple[str, ...], output_format: str, as_json: bool,
 
 
 config_option = click.option(
-    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
+    "--config",
+    "config",
+    default=None,
+    help="The project file (default: the planlang.toml "
+    "nearest above the plan's folder, or above the current folder for a command without a plan).",
 )
 output_option = click.option(
     "-o", "--output", default=None, help="Write the HTML page here (default: standard output)."
@@ -226,7 +230,8 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("serve")
-@config_option
+@click.option("--config", "config", default=None,
+              help="The project file (default: ./planlang.toml).")  # fmt: skip
 def mcp_serve_command(config: str | None) -> None:
     """Serve check, price, submit and run of plans to an MCP client over stdio."""
     from planlang.mcp.serve_command import serve_command
