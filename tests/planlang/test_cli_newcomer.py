@@ -181,3 +181,13 @@ def test_report_finds_a_run_by_its_id_from_a_folder_below_the_project(tmp_path, 
     code, _, err = run(["report", folder.name, "-o", "page.html"], capsys)
     size = (below / "page.html").stat().st_size
     assert (code, err) == (0, f"Wrote page.html ({size:,} bytes).\n")
+
+
+@pytest.mark.parametrize("source", ["# a plan to come\n", "# one\n\n   # two\n", "#\r\n"])
+def test_a_plan_of_comments_only_is_empty(tmp_path, capsys, source):
+    # docs/LANGUAGE.md: PL002 "the plan is empty"; a comment-only file passed the check.
+    path = tmp_path / "todo.py"
+    path.write_text(source)
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 1
+    assert out == f"{path}:1:1: PL002 the plan is empty: it has only comments\n"
