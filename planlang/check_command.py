@@ -103,7 +103,8 @@ def undefined_names(source: str, filename: str, known: frozenset[str]) -> list[P
 
 
 def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
-    """The host words of the project above ``plan_path`` (and its file), or none."""
+    """The host words of the project above ``plan_path`` (and its file), or none; its MCP
+    servers' names are read from the file (no server is started to check a plan)."""
     start = Path.cwd() if plan_path == "-" else Path(plan_path).resolve().parent
     config = find_config(start)
     if config is None:
@@ -114,8 +115,10 @@ def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
         table = tomllib.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return frozenset(), str(config)  # `planlang price` says what is wrong with it
+    servers = table.get("mcp", {}).get("servers", {})  # each a host object, named as configured
+    tools = frozenset(servers) if isinstance(servers, dict) else frozenset()
     if not table.get("plan", {}).get("host"):
-        return frozenset(), str(config)
+        return tools, str(config)
     from planlang.project import ProjectError, load_project
     from runtime import LLM, Run
 
@@ -125,7 +128,7 @@ def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
         words = provide(Run("check", llm=LLM(settings=project.settings))) if provide else {}
     except ProjectError as error:
         raise PlanFileError(str(error)) from None
-    return frozenset(words), str(config)
+    return frozenset(words) | tools, str(config)
 
 
 def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str | None) -> int:

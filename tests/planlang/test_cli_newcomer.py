@@ -191,3 +191,15 @@ def test_a_plan_of_comments_only_is_empty(tmp_path, capsys, source):
     code, out, _ = run(["check", str(path)], capsys)
     assert code == 1
     assert out == f"{path}:1:1: PL002 the plan is empty: it has only comments\n"
+
+
+def test_check_knows_the_project_s_mcp_servers(tmp_path, capsys):
+    # 'planlang check mcp_plan.py' in a project naming [mcp.servers.notes] said "PL301
+    # undefined name 'notes'" (docs/LANGUAGE.md: each server is a host object of the plan).
+    (tmp_path / "planlang.toml").write_text('[mcp.servers.notes]\ncommand = ["nowhere"]\n')
+    path = tmp_path / "plan.py"
+    path.write_text('found = notes.search(query="deadline")\nresult = nodes\n')
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 1
+    assert out == (f"{path}:2:10: PL301 undefined name 'nodes': the plan does not define it "
+                   "and no host word has that name\n")  # fmt: skip
