@@ -102,11 +102,11 @@ def undefined_names(source: str, filename: str, known: frozenset[str]) -> list[P
     return problems
 
 
-def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
+def _host_names(plan_path: str, given: str | None = None) -> tuple[frozenset[str], str | None]:
     """The host words of the project above ``plan_path`` (and its file), or none; its MCP
     servers' names are read from the file (no server is started to check a plan)."""
     start = Path.cwd() if plan_path == "-" else Path(plan_path).resolve().parent
-    config = find_config(start)
+    config = Path(given) if given is not None else find_config(start)
     if config is None:
         return frozenset(), None
     import tomllib
@@ -131,7 +131,8 @@ def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
     return frozenset(words) | tools, str(config)
 
 
-def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str | None) -> int:
+def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str | None,
+                config: str | None = None) -> int:  # fmt: skip
     problems: list[Problem] = []
     errors: list[str] = []
     checked = 0
@@ -145,11 +146,11 @@ def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str 
         if not any(p.code == "PL001" for p in found):
             from_stdin = "-" in paths and plan.path == (stdin_filename or "-")
             try:
-                names, config = _host_names("-" if from_stdin else plan.path)
+                names, project = _host_names("-" if from_stdin else plan.path, config)
             except PlanFileError as error:
                 errors.append(error.message)
                 continue
-            known = hosts.setdefault(config or "", RUN_WORDS | names)
+            known = hosts.setdefault(project or "", RUN_WORDS | names)
             found = tuple(sorted({*found, *undefined_names(plan.source, plan.path, known)},
                                  key=lambda p: (p.line, p.col, p.code)))  # fmt: skip
         problems.extend(found)

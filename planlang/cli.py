@@ -27,12 +27,15 @@ def cli() -> None:
               "annotations for GitHub Actions.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Same as --output-format json.")
 @click.option("--stdin-filename", default=None, help="The name of the plan read from '-'.")
+@click.option("--config", "config", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="The project whose host words the plans may use (default: the "
+              "planlang.toml nearest above each plan's folder).")  # fmt: skip
 def check_command(paths: tuple[str, ...], output_format: str, as_json: bool,
-                  stdin_filename: str | None) -> None:  # fmt: skip
+                  stdin_filename: str | None, config: str | None) -> None:  # fmt: skip
     """Check plan files, folders (their *.py) or '-' (stdin); one line per problem, like ruff."""
     from planlang.check_command import check_paths
 
-    sys.exit(check_paths(paths, "json" if as_json else output_format, stdin_filename))
+    sys.exit(check_paths(paths, "json" if as_json else output_format, stdin_filename, config))
 
 
 config_option = click.option(

@@ -203,3 +203,18 @@ def test_check_knows_the_project_s_mcp_servers(tmp_path, capsys):
     assert code == 1
     assert out == (f"{path}:2:10: PL301 undefined name 'nodes': the plan does not define it "
                    "and no host word has that name\n")  # fmt: skip
+
+
+def test_check_takes_the_project_given_by_config(tmp_path, capsys):
+    # README prices examples/mcp_plan.py with --config examples/mcp.toml; 'planlang check' had
+    # no --config ("No such option"), so the same plan could only be checked with PL301s.
+    (tmp_path / "mcp.toml").write_text('[mcp.servers.notes]\ncommand = ["nowhere"]\n')
+    path = tmp_path / "plan.py"
+    path.write_text('result = notes.search(query="deadline")\n')
+    code, _, err = run(["check", str(path), "--config", str(tmp_path / "mcp.toml")], capsys)
+    assert (code, err) == (0, "All 1 plan passed the check.\n")
+    code, _, _ = run(["check", str(path)], capsys)
+    assert code == 1  # no planlang.toml above: 'notes' is undefined
+    code, _, err = run(["check", str(path), "--config", str(tmp_path / "none.toml")], capsys)
+    assert code == 2
+    assert "does not exist" in err
