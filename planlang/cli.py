@@ -49,6 +49,16 @@ output_option = click.option(
     "-o", "--output", default=None, help="Write the HTML page here (default: standard output)."
 )
 
+
+def _one_output(as_json: bool, as_html: bool, output: str | None) -> None:
+    """Refuse what one of the two would silently drop: -o without the page it writes (the
+    table went to the terminal, no file was written), or --json with --html."""
+    if as_json and as_html:
+        raise click.UsageError("--json and --html: choose one.")
+    if output is not None and not as_html:
+        raise click.UsageError(f"-o {output}: -o writes the HTML page; add --html.")
+
+
 # -- the commands past check: each imports its body (and with it the runtime) when it runs ----
 
 
@@ -67,6 +77,7 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, as_html:
     """Rehearse a plan against the free stand-in model and print its price."""
     from planlang import commands
 
+    _one_output(as_json, as_html, output)
     commands.price_command(path, seeds, latency, as_json, config, as_html, output)
 
 
@@ -164,6 +175,7 @@ def show_command(run_id: str, as_json: bool, as_html: bool, output: str | None,
     """Print a run's phases, workers, costs and result."""
     from planlang import commands
 
+    _one_output(as_json, as_html, output)
     commands.show_command(run_id, config, as_json, as_html, output)
 
 

@@ -218,3 +218,21 @@ def test_check_takes_the_project_given_by_config(tmp_path, capsys):
     code, _, err = run(["check", str(path), "--config", str(tmp_path / "none.toml")], capsys)
     assert code == 2
     assert "does not exist" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [(["-o", "page.html"], "-o page.html: -o writes the HTML page; add --html."),
+     (["--json", "-o", "page.html"], "-o page.html: -o writes the HTML page; add --html."),
+     (["--json", "--html"], "--json and --html: choose one.")],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["price", "show"])
+def test_an_output_that_would_be_dropped_is_a_usage_error(plan, tmp_path, capsys, command, flags,
+                                                          said):  # fmt: skip
+    # 'planlang price plan.py -o page.html' printed the tables, wrote no page, exit 0; price
+    # --json --html printed JSON, show --json --html a page.
+    target = plan if command == "price" else "20261202-000000-00000000-000000"
+    code, out, err = run([command, target, *flags], capsys)
+    assert (code, out) == (2, "")
+    assert err.endswith(f"Error: {said}\n")
+    assert not (tmp_path / "page.html").exists()
