@@ -236,3 +236,18 @@ def test_an_output_that_would_be_dropped_is_a_usage_error(plan, tmp_path, capsys
     assert (code, out) == (2, "")
     assert err.endswith(f"Error: {said}\n")
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("isolation", ["process", "inprocess"])
+def test_iter_with_two_arguments_says_so(isolation):
+    # docs/LANGUAGE.md: "iter takes one argument"; the plan read "TypeError:
+    # <lambda>.<locals>.<lambda>() takes 1 positional argument but 2 were given".
+    import planlang
+
+    box = planlang.Sandbox(host={}, isolation=isolation)
+    with pytest.raises(planlang.PlanRuntimeError) as raised:
+        box.run("xs = [1, 2]\nresult = list(iter(lambda: xs.pop(), 1))\n")
+    assert str(raised.value) == (
+        "plan.py:2: TypeError: iter() takes exactly one argument in a plan (2 given)"
+    )
+    assert box.run("result = list(iter([1, 2]))\n") == [1, 2]
