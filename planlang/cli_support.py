@@ -72,9 +72,12 @@ def read_plan(path: str) -> PlanFile:
         size = p.stat().st_size
         if size > MAX_SOURCE_BYTES:
             raise PlanFileError(f"{path}: the file is {size:,} bytes, over the 1 MB limit")
-        data = p.read_bytes()
+        with p.open("rb") as file:  # at most the limit and one: a device (/dev/zero) or a
+            data = file.read(MAX_SOURCE_BYTES + 1)  # pipe has no size to stat
     except OSError as error:
         raise PlanFileError(f"{path}: cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise PlanFileError(f"{path}: over {MAX_SOURCE_BYTES:,} bytes, the 1 MB limit")
     return _decoded(path, data)
 
 

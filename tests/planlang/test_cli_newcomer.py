@@ -251,3 +251,22 @@ def test_iter_with_two_arguments_says_so(isolation):
         "plan.py:2: TypeError: iter() takes exactly one argument in a plan (2 given)"
     )
     assert box.run("result = list(iter([1, 2]))\n") == [1, 2]
+
+
+def _limited_memory() -> None:  # a regression reads /dev/zero into 2 GiB, not the machine
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+@pytest.mark.parametrize("command", ["check", "price"])
+def test_a_plan_path_without_a_size_is_read_up_to_the_limit(tmp_path, command):
+    # 'planlang check /dev/zero' read until memory ran out (a MemoryError traceback under a
+    # ulimit): stat gives a device no size, so the 1 MB limit never applied.
+    done = subprocess.run([sys.executable, "-m", "planlang", command, "/dev/zero"],
+                          capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          preexec_fn=_limited_memory)  # fmt: skip
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert "/dev/zero: over 1,000,000 bytes, the 1 MB limit" in done.stderr
