@@ -270,3 +270,29 @@ def test_a_plan_path_without_a_size_is_read_up_to_the_limit(tmp_path, command):
     assert "Traceback" not in done.stderr
     assert done.returncode == 2
     assert "/dev/zero: over 1,000,000 bytes, the 1 MB limit" in done.stderr
+
+
+def test_ledger_copy_from_a_missing_file_is_refused_and_makes_nothing(tmp_path, capsys):
+    # It said 'Copied 0 answers from nope.db to out.db' (exit 0) and left an empty nope.db.
+    source, target = tmp_path / "nope.db", tmp_path / "out.db"
+    code, _, err = run(["ledger", "copy", str(source), str(target)], capsys)
+    assert (code, err) == (2, f"Error: ledger {source}: no such file\n")
+    assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("which", ["source", "destination"])
+def test_ledger_copy_of_a_file_that_is_not_a_ledger_is_one_line(tmp_path, capsys, which):
+    # Both were tracebacks: sqlite3.DatabaseError (file is not a database), and
+    # FileNotFoundError for a destination in a folder that does not exist.
+    from runtime import Ledger
+
+    good = tmp_path / "answers.db"
+    Ledger(str(good)).close()
+    (tmp_path / "notes.txt").write_text("not a database, " * 100)
+    bad = tmp_path / "notes.txt" if which == "source" else tmp_path / "no" / "such.db"
+    args = [str(bad), str(good)] if which == "source" else [str(good), str(bad)]
+    code, out, err = run(["ledger", "copy", *args], capsys)
+    assert (code, out) == (2, "")
+    said = "not an answer ledger" if which == "source" else "cannot open: No such file"
+    assert err.startswith(f"Error: ledger {bad}: {said}")
+    assert len(err.splitlines()) == 1
