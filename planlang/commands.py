@@ -11,6 +11,7 @@ in its state folder: the gate's store, the answer ledger and one folder per run.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,11 @@ def _gate(project: Project, seeds: int = 5, latency: float = 2.0, *, words: bool
         )
     except (KeyFileError, StoreUnavailable, ValueError) as error:
         raise PlanFileError(f"gate {project.gate_store}: {error}") from None
+    except sqlite3.DatabaseError as error:  # a file there that is not a gate's store
+        raise PlanFileError(f"gate {project.gate_store}: not a gate store ({error})") from None
+    except OSError as error:
+        raise PlanFileError(f"gate {project.gate_store}: cannot open: "
+                            f"{error.strerror or error}") from None  # fmt: skip
 
 
 def _refused(error: PlanRefused, as_json: bool) -> None:

@@ -296,3 +296,16 @@ def test_ledger_copy_of_a_file_that_is_not_a_ledger_is_one_line(tmp_path, capsys
     said = "not an answer ledger" if which == "source" else "cannot open: No such file"
     assert err.startswith(f"Error: ledger {bad}: {said}")
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["held"], ["submit", "PLAN"], ["approve", "1"]])
+def test_a_gate_store_that_is_not_one_is_one_line(plan, tmp_path, capsys, command):
+    # A gate.db that is not a database (a bad copy, a merge gone wrong) was a
+    # sqlite3.DatabaseError traceback for held, submit, approve and run.
+    state = tmp_path / ".planlang"
+    state.mkdir()
+    (state / "gate.db").write_text("not a database, " * 100)
+    code, out, err = run([plan if arg == "PLAN" else arg for arg in command], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"Error: gate {state / 'gate.db'}: not a gate store (file is not a "
+                   "database)\n")  # fmt: skip
