@@ -247,7 +247,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
                 sys.exit(EXIT_REFUSED)
             approved = decision.plan
     except PlanRefused as error:
-        _refused(error, False)
+        _refused(error, as_json)
     assert approved is not None
     settings = project.settings
     client = None

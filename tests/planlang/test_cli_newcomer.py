@@ -309,3 +309,15 @@ def test_a_gate_store_that_is_not_one_is_one_line(plan, tmp_path, capsys, comman
     assert (code, out) == (2, "")
     assert err == (f"Error: gate {state / 'gate.db'}: not a gate store (file is not a "
                    "database)\n")  # fmt: skip
+
+
+def test_run_json_of_a_refused_plan_is_json(plan, tmp_path, capsys, monkeypatch):
+    # 'planlang run bad.py --json' printed 'bad.py:1:1: PL101 ...' on stdout, as text.
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nresult = 1\n")
+    code, out, _ = run(["run", str(bad), "--json"], capsys)
+    assert code == 1
+    assert json.loads(out) == {"ok": False, "problems": [
+        {"filename": str(bad), "line": 1, "col": 1, "code": "PL101",
+         "message": "imports are not part of the plan language; use the host words"}]}  # fmt: skip
