@@ -229,6 +229,19 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
                 wait_at_budget: bool = False, as_json: bool = False) -> None:  # fmt: skip
     """Run an approved plan (submitting it to the gate first if it is new); its result goes to
     stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
+    try:
+        _run(path, replay, budget, config, allow_failed_workers, retry_failed, wait_at_budget,
+             as_json)  # fmt: skip
+    except PlanFileError as error:
+        if not as_json:
+            raise
+        click.echo(json.dumps({"ok": False, "error": error.message, "problems": []}))
+        sys.exit(error.exit_code)
+
+
+def _run(path: str, replay: bool, budget: float | None, config: str | None,
+         allow_failed_workers: bool, retry_failed: bool, wait_at_budget: bool,
+         as_json: bool) -> None:  # fmt: skip
     plan = read_plan(path)
     project = _project(config, path)
     project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
@@ -239,6 +252,8 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
             decision = gate.submit(plan.source, filename=path)
             if not decision.approved:
                 reasons = "; ".join(decision.reasons)
+                if as_json:  # the held plan, as submit --json prints it
+                    click.echo(json.dumps(gate.summary(decision.id), indent=2, default=str))
                 click.echo(
                     f"Plan {decision.id} is held for a person: {reasons}. "
                     f"Approve it with: planlang approve {decision.id}",

@@ -321,3 +321,26 @@ def test_run_json_of_a_refused_plan_is_json(plan, tmp_path, capsys, monkeypatch)
     assert json.loads(out) == {"ok": False, "problems": [
         {"filename": str(bad), "line": 1, "col": 1, "code": "PL101",
          "message": "imports are not part of the plan language; use the host words"}]}  # fmt: skip
+
+
+def test_run_json_without_an_endpoint_is_json(plan, capsys, monkeypatch):
+    # stdout was empty; price --json says a usage error as {"ok": false, "error": ...}.
+    for name in ("LLM_BASE_URL", "PLANLANG_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, _ = run(["run", plan, "--json"], capsys)
+    assert code == 2
+    report = json.loads(out)
+    assert (report["ok"], report["problems"]) == (False, [])
+    assert report["error"].startswith("No endpoint: set LLM_BASE_URL")
+
+
+def test_run_json_of_a_held_plan_is_the_plan(plan, tmp_path, capsys, monkeypatch):
+    # stdout was empty; submit --json prints the held plan.
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never reached: held
+    (tmp_path / "planlang.toml").write_text("[gate]\nmax_ceiling = 0.001\n")
+    code, out, err = run(["run", plan, "--json"], capsys)
+    assert code == 1
+    held = json.loads(out)
+    assert (held["id"], held["status"]) == (1, "held")
+    assert held["reasons"] == ["hard ceiling 40 is over 0.001"]
+    assert "is held for a person" in err
