@@ -166,8 +166,9 @@ def _report(problems: list[Problem], errors: list[str], checked: int, output_for
         return
     for problem in problems:
         if output_format == "github":  # a workflow command: an annotation on the line
-            click.echo(f"::error file={problem.filename},line={problem.line},col={problem.col},"
-                       f"title={problem.code}::{problem.code} {problem.message}")  # fmt: skip
+            click.echo(f"::error file={_property(problem.filename)},line={problem.line},"
+                       f"col={problem.col},title={problem.code}::"
+                       f"{_data(f'{problem.code} {problem.message}')}")  # fmt: skip
         else:
             click.echo(problem.render())
     for message in errors:
@@ -177,3 +178,13 @@ def _report(problems: list[Problem], errors: list[str], checked: int, output_for
         click.echo(f"Found {n} problem{'s' if n != 1 else ''}.", err=True)
     elif not errors:
         click.echo(f"All {checked} plan{'s' if checked != 1 else ''} passed the check.", err=True)
+
+
+def _data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub reads it back (% first)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    """A workflow command's property (the file): a ',' or ':' in it would end the value."""
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

@@ -344,3 +344,15 @@ def test_run_json_of_a_held_plan_is_the_plan(plan, tmp_path, capsys, monkeypatch
     assert (held["id"], held["status"]) == (1, "held")
     assert held["reasons"] == ["hard ceiling 40 is over 0.001"]
     assert "is held for a person" in err
+
+
+def test_github_annotations_escape_the_file_name_as_github_reads_it(tmp_path, capsys,
+                                                                     monkeypatch):  # fmt: skip
+    # 'a,b:c%.py' gave 'file=a,b:c%.py,line=1,...': GitHub reads the file as 'a' (a ',' ends a
+    # property) and the line is lost. Properties escape % , : and CR LF; the message % CR LF.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b:c%.py").write_text("import os\n")
+    code, out, _ = run(["check", "--output-format", "github", "a,b:c%.py"], capsys)
+    assert code == 1
+    assert out == ("::error file=a%2Cb%3Ac%25.py,line=1,col=1,title=PL101::PL101 imports are not "
+                   "part of the plan language; use the host words\n")  # fmt: skip
