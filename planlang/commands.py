@@ -176,6 +176,7 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
     """Approve a held plan by its ID."""
     gate = _gate(_project(config), words=False)
     try:
+        before = gate.summary(plan_id)
         approved = gate.approve(plan_id, by=by)
     except KeyError as error:
         raise PlanFileError(str(error.args[0])) from None
@@ -186,8 +187,10 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
         return
-    _echo_plan({**summary, "reasons": []}, f"Approved plan {approved.id} ({approved.filename}, "
-               f"sha256 {approved.sha256[:12]}…) by {by}.")  # fmt: skip
+    named = f"plan {approved.id} ({approved.filename}, sha256 {approved.sha256[:12]}…)"
+    said = (f"The {named} was approved already, by {summary['decided_by']}."
+            if before["status"] == "approved" else f"Approved {named} by {by}.")  # fmt: skip
+    _echo_plan({**summary, "reasons": []}, said)
 
 
 def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:

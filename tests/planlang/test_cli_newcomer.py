@@ -356,3 +356,25 @@ def test_github_annotations_escape_the_file_name_as_github_reads_it(tmp_path, ca
     assert code == 1
     assert out == ("::error file=a%2Cb%3Ac%25.py,line=1,col=1,title=PL101::PL101 imports are not "
                    "part of the plan language; use the host words\n")  # fmt: skip
+
+
+def test_approving_an_approved_plan_keeps_who_decided(plan, tmp_path, capsys):
+    # 'planlang approve 1' on a plan the policy approved said 'Approved plan 1 ... by a person'
+    # and rewrote decided_by ('policy', then 'a person', then whoever came last).
+    (tmp_path / "planlang.toml").write_text("[gate]\nmax_median = 10\n")
+    code, out, _ = run(["submit", plan, "--json"], capsys)
+    assert (code, json.loads(out)["decided_by"]) == (0, "policy")
+    code, out, _ = run(["approve", "1", "--by", "mallory"], capsys)
+    assert code == 0
+    assert out.startswith("The plan 1 (") and "was approved already, by policy." in out
+    code, out, _ = run(["approve", "1", "--by", "mallory", "--json"], capsys)
+    assert (code, json.loads(out)["decided_by"]) == (0, "policy")
+
+
+def test_approving_a_held_plan_still_names_who_let_it_go(plan, tmp_path, capsys):
+    (tmp_path / "planlang.toml").write_text("[gate]\nmax_ceiling = 0.001\n")
+    assert run(["submit", plan], capsys)[0] == 1
+    code, out, _ = run(["approve", "1", "--by", "alice"], capsys)
+    assert code == 0 and out.startswith("Approved plan 1 (") and "by alice." in out
+    code, out, _ = run(["approve", "1", "--by", "bob", "--json"], capsys)
+    assert (code, json.loads(out)["decided_by"]) == (0, "alice")
