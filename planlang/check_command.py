@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from planlang.cli_support import (
     PlanFileError,
     find_config,
     read_plan,
+    read_stdin,
 )
 from planlang.errors import Problem
 from planlang.language import ALLOWED_BUILTINS, FORBIDDEN_NAMES
@@ -42,7 +42,10 @@ def _plan_files(paths: Iterable[str], stdin_filename: str | None) -> Iterable[Pl
     """Each plan to check, or the one-line reason it cannot be read."""
     for path in paths:
         if path == "-":
-            yield PlanFile(stdin_filename or "-", sys.stdin.read())
+            try:
+                yield read_stdin(stdin_filename or "-")
+            except PlanFileError as error:
+                yield error.message
             continue
         folder = Path(path)
         if folder.is_dir():
@@ -99,10 +102,11 @@ def undefined_names(source: str, filename: str, known: frozenset[str]) -> list[P
     return problems
 
 
-def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
-    """The host words of the project above ``plan_path`` (and its file), or none."""
+def _host_names(plan_path: str, given: str | None = None) -> tuple[frozenset[str], str | None]:
+    """The host words of the project above ``plan_path`` (and its file), or none; its MCP
+    servers' names are read from the file (no server is started to check a plan)."""
     start = Path.cwd() if plan_path == "-" else Path(plan_path).resolve().parent
-    config = find_config(start)
+    config = Path(given) if given is not None else find_config(start)
     if config is None:
         return frozenset(), None
     import tomllib
@@ -111,8 +115,10 @@ def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
         table = tomllib.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return frozenset(), str(config)  # `planlang price` says what is wrong with it
+    servers = table.get("mcp", {}).get("servers", {})  # each a host object, named as configured
+    tools = frozenset(servers) if isinstance(servers, dict) else frozenset()
     if not table.get("plan", {}).get("host"):
-        return frozenset(), str(config)
+        return tools, str(config)
     from planlang.project import ProjectError, load_project
     from runtime import LLM, Run
 
@@ -122,10 +128,11 @@ def _host_names(plan_path: str) -> tuple[frozenset[str], str | None]:
         words = provide(Run("check", llm=LLM(settings=project.settings))) if provide else {}
     except ProjectError as error:
         raise PlanFileError(str(error)) from None
-    return frozenset(words), str(config)
+    return frozenset(words) | tools, str(config)
 
 
-def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str | None) -> int:
+def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str | None,
+                config: str | None = None) -> int:  # fmt: skip
     problems: list[Problem] = []
     errors: list[str] = []
     checked = 0
@@ -139,11 +146,11 @@ def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str 
         if not any(p.code == "PL001" for p in found):
             from_stdin = "-" in paths and plan.path == (stdin_filename or "-")
             try:
-                names, config = _host_names("-" if from_stdin else plan.path)
+                names, project = _host_names("-" if from_stdin else plan.path, config)
             except PlanFileError as error:
                 errors.append(error.message)
                 continue
-            known = hosts.setdefault(config or "", RUN_WORDS | names)
+            known = hosts.setdefault(project or "", RUN_WORDS | names)
             found = tuple(sorted({*found, *undefined_names(plan.source, plan.path, known)},
                                  key=lambda p: (p.line, p.col, p.code)))  # fmt: skip
         problems.extend(found)
@@ -159,8 +166,9 @@ def _report(problems: list[Problem], errors: list[str], checked: int, output_for
         return
     for problem in problems:
         if output_format == "github":  # a workflow command: an annotation on the line
-            click.echo(f"::error file={problem.filename},line={problem.line},col={problem.col},"
-                       f"title={problem.code}::{problem.code} {problem.message}")  # fmt: skip
+            click.echo(f"::error file={_property(problem.filename)},line={problem.line},"
+                       f"col={problem.col},title={problem.code}::"
+                       f"{_data(f'{problem.code} {problem.message}')}")  # fmt: skip
         else:
             click.echo(problem.render())
     for message in errors:
@@ -170,3 +178,13 @@ def _report(problems: list[Problem], errors: list[str], checked: int, output_for
         click.echo(f"Found {n} problem{'s' if n != 1 else ''}.", err=True)
     elif not errors:
         click.echo(f"All {checked} plan{'s' if checked != 1 else ''} passed the check.", err=True)
+
+
+def _data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub reads it back (% first)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    """A workflow command's property (the file): a ',' or ':' in it would end the value."""
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

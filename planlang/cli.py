@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from planlang.cli_support import EXIT_OK, EXIT_USAGE
+from planlang.cli_support import EXIT_OK, EXIT_USAGE, FiniteFloat
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,20 +27,37 @@ def cli() -> None:
               "annotations for GitHub Actions.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Same as --output-format json.")
 @click.option("--stdin-filename", default=None, help="The name of the plan read from '-'.")
+@click.option("--config", "config", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="The project whose host words the plans may use (default: the "
+              "planlang.toml nearest above each plan's folder).")  # fmt: skip
 def check_command(paths: tuple[str, ...], output_format: str, as_json: bool,
-                  stdin_filename: str | None) -> None:  # fmt: skip
+                  stdin_filename: str | None, config: str | None) -> None:  # fmt: skip
     """Check plan files, folders (their *.py) or '-' (stdin); one line per problem, like ruff."""
     from planlang.check_command import check_paths
 
-    sys.exit(check_paths(paths, "json" if as_json else output_format, stdin_filename))
+    sys.exit(check_paths(paths, "json" if as_json else output_format, stdin_filename, config))
 
 
 config_option = click.option(
-    "--config", "config", default=None, help="The project file (default: ./planlang.toml)."
+    "--config",
+    "config",
+    default=None,
+    help="The project file (default: the planlang.toml "
+    "nearest above the plan's folder, or above the current folder for a command without a plan).",
 )
 output_option = click.option(
     "-o", "--output", default=None, help="Write the HTML page here (default: standard output)."
 )
+
+
+def _one_output(as_json: bool, as_html: bool, output: str | None) -> None:
+    """Refuse what one of the two would silently drop: -o without the page it writes (the
+    table went to the terminal, no file was written), or --json with --html."""
+    if as_json and as_html:
+        raise click.UsageError("--json and --html: choose one.")
+    if output is not None and not as_html:
+        raise click.UsageError(f"-o {output}: -o writes the HTML page; add --html.")
+
 
 # -- the commands past check: each imports its body (and with it the runtime) when it runs ----
 
@@ -49,7 +66,7 @@ output_option = click.option(
 @click.argument("path")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100),
               help="How many rehearsals, each with its own seed.")  # fmt: skip
-@click.option("--latency", default=2.0, show_default=True, type=click.FloatRange(0),
+@click.option("--latency", default=2.0, show_default=True, type=FiniteFloat(0, 86400),
               help="Seconds one model call takes, for the wall-time estimate.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--html", "as_html", is_flag=True, help="Write the report as an HTML page.")
@@ -60,6 +77,7 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, as_html:
     """Rehearse a plan against the free stand-in model and print its price."""
     from planlang import commands
 
+    _one_output(as_json, as_html, output)
     commands.price_command(path, seeds, latency, as_json, config, as_html, output)
 
 
@@ -111,7 +129,7 @@ def held_command(as_json: bool, config: str | None) -> None:
 @cli.command("run")
 @click.argument("path")
 @click.option("--replay", is_flag=True, help="Answer only from the ledger; a miss ends the run.")
-@click.option("--budget", type=click.FloatRange(0), default=None, help="Credit cap for this run.")
+@click.option("--budget", type=FiniteFloat(0), default=None, help="Credit cap for this run.")
 @click.option("--allow-failed-workers", is_flag=True,
               help="Accept partial results: exit 0 even if some workers failed.")  # fmt: skip
 @click.option("--retry-failed", is_flag=True,
@@ -157,6 +175,7 @@ def show_command(run_id: str, as_json: bool, as_html: bool, output: str | None,
     """Print a run's phases, workers, costs and result."""
     from planlang import commands
 
+    _one_output(as_json, as_html, output)
     commands.show_command(run_id, config, as_json, as_html, output)
 
 
@@ -184,7 +203,7 @@ def result_command(run_id: str, as_json: bool, config: str | None) -> None:
 
 @cli.command("raise")
 @click.argument("run_id")
-@click.argument("cap", type=click.FloatRange(0))
+@click.argument("cap", type=FiniteFloat(0))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
 def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) -> None:
@@ -226,7 +245,8 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("serve")
-@config_option
+@click.option("--config", "config", default=None,
+              help="The project file (default: ./planlang.toml).")  # fmt: skip
 def mcp_serve_command(config: str | None) -> None:
     """Serve check, price, submit and run of plans to an MCP client over stdio."""
     from planlang.mcp.serve_command import serve_command

@@ -9,8 +9,10 @@ here, imported when it runs.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import zlib
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,15 +20,20 @@ import click
 from planlang.cli_support import EXIT_OK, PlanFileError
 from planlang.project import Project
 from runtime import Budget, Ledger, Reply
-from runtime.stores import StoreUnavailable
+from runtime.stores import StoreUnavailable, backend
 
 
 def open_ledger(location: str) -> Ledger:
-    """The ledger at ``location``; a bad or unreachable location is one line, exit 2."""
+    """The ledger at ``location``; a bad or unreachable location, a file that is not a
+    ledger, or a folder that does not exist is one line, exit 2."""
     try:
         return Ledger(location)
     except (ValueError, StoreUnavailable, ImportError) as error:
         raise PlanFileError(f"ledger {location}: {error}") from None
+    except sqlite3.DatabaseError as error:
+        raise PlanFileError(f"ledger {location}: not an answer ledger ({error})") from None
+    except OSError as error:
+        raise PlanFileError(f"ledger {location}: cannot open: {error.strerror or error}") from None
 
 
 def open_shared_budget(project: Project, cap: float | None) -> Budget:
@@ -47,6 +54,12 @@ def open_shared_budget(project: Project, cap: float | None) -> Budget:
 
 def copy_command(source: str, destination: str) -> None:
     """Copy every answer from ``source`` to ``destination``; say how many, on stderr."""
+    try:
+        local = backend(source) == "sqlite"
+    except ValueError as error:
+        raise PlanFileError(f"ledger {source}: {error}") from None
+    if local and not Path(source).is_file():  # opening it would make an empty ledger there
+        raise PlanFileError(f"ledger {source}: no such file")
     src = open_ledger(source)
     dst = open_ledger(destination)
     copied = kept = 0

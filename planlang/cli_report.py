@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from planlang.cli_support import PlanFileError
+from planlang.cli_support import PlanFileError, find_config
 from planlang.html_price import render_price
 from planlang.html_report import render_run
 from planlang.price import PriceReport
@@ -64,6 +64,9 @@ def report_command(run: str, output: str | None, config: str | None) -> None:
     if (Path(run) / "events.jsonl").exists():
         state = Path(".")
     else:
+        if config is None:  # the planlang.toml nearest above, as runs and show find theirs
+            found = find_config(Path.cwd())
+            config = None if found is None else str(found)
         try:
             state = load_project(config).state_dir
         except ProjectError as error:

@@ -6,8 +6,11 @@ commands past ``check``) both import it, and it imports nothing of theirs.
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,8 +18,8 @@ from planlang.check import MAX_SOURCE_BYTES
 
 __all__ = [
     "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
-    "PlanFile", "PlanFileError", "find_config",
-    "read_plan",
+    "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "read_plan",
+    "read_stdin",
 ]  # fmt: skip
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -26,6 +29,18 @@ class PlanFileError(click.ClickException):
     """A plan file could not be read; exit code 2."""
 
     exit_code = EXIT_USAGE
+
+
+class FiniteFloat(click.FloatRange):
+    """A number of at least ``min`` that is finite: ``nan`` passes every range check and ``inf``
+    every lower bound, and either would reach the budget (a traceback: it counts in integer
+    units) or the price report (``NaN`` and ``Infinity`` are not JSON)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 @dataclass(frozen=True)
@@ -57,9 +72,30 @@ def read_plan(path: str) -> PlanFile:
         size = p.stat().st_size
         if size > MAX_SOURCE_BYTES:
             raise PlanFileError(f"{path}: the file is {size:,} bytes, over the 1 MB limit")
-        data = p.read_bytes()
+        with p.open("rb") as file:  # at most the limit and one: a device (/dev/zero) or a
+            data = file.read(MAX_SOURCE_BYTES + 1)  # pipe has no size to stat
     except OSError as error:
         raise PlanFileError(f"{path}: cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise PlanFileError(f"{path}: over {MAX_SOURCE_BYTES:,} bytes, the 1 MB limit")
+    return _decoded(path, data)
+
+
+def read_stdin(name: str) -> PlanFile:
+    """The plan piped to ``planlang check -``, read and refused as a file is: its bytes, so
+    text that is not UTF-8 is said so (the interpreter's text stream would have made it
+    surrogates, and the checker a PL001 about them), and at most the size of a file."""
+    stream = sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text stream handed in by an embedder or a test: text already
+        return PlanFile(name, stream.read())
+    data = buffer.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise PlanFileError(f"{name}: over {MAX_SOURCE_BYTES:,} bytes, the 1 MB limit")
+    return _decoded(name, data)
+
+
+def _decoded(path: str, data: bytes) -> PlanFile:
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as error:

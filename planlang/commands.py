@@ -11,6 +11,7 @@ in its state folder: the gate's store, the answer ledger and one folder per run.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,11 @@ def _gate(project: Project, seeds: int = 5, latency: float = 2.0, *, words: bool
         )
     except (KeyFileError, StoreUnavailable, ValueError) as error:
         raise PlanFileError(f"gate {project.gate_store}: {error}") from None
+    except sqlite3.DatabaseError as error:  # a file there that is not a gate's store
+        raise PlanFileError(f"gate {project.gate_store}: not a gate store ({error})") from None
+    except OSError as error:
+        raise PlanFileError(f"gate {project.gate_store}: cannot open: "
+                            f"{error.strerror or error}") from None  # fmt: skip
 
 
 def _refused(error: PlanRefused, as_json: bool) -> None:
@@ -170,6 +176,7 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
     """Approve a held plan by its ID."""
     gate = _gate(_project(config), words=False)
     try:
+        before = gate.summary(plan_id)
         approved = gate.approve(plan_id, by=by)
     except KeyError as error:
         raise PlanFileError(str(error.args[0])) from None
@@ -180,8 +187,10 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
         return
-    _echo_plan({**summary, "reasons": []}, f"Approved plan {approved.id} ({approved.filename}, "
-               f"sha256 {approved.sha256[:12]}…) by {by}.")  # fmt: skip
+    named = f"plan {approved.id} ({approved.filename}, sha256 {approved.sha256[:12]}…)"
+    said = (f"The {named} was approved already, by {summary['decided_by']}."
+            if before["status"] == "approved" else f"Approved {named} by {by}.")  # fmt: skip
+    _echo_plan({**summary, "reasons": []}, said)
 
 
 def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
@@ -223,6 +232,19 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
                 wait_at_budget: bool = False, as_json: bool = False) -> None:  # fmt: skip
     """Run an approved plan (submitting it to the gate first if it is new); its result goes to
     stdout as JSON, progress and status to stderr (see ``planlang.run_watch``)."""
+    try:
+        _run(path, replay, budget, config, allow_failed_workers, retry_failed, wait_at_budget,
+             as_json)  # fmt: skip
+    except PlanFileError as error:
+        if not as_json:
+            raise
+        click.echo(json.dumps({"ok": False, "error": error.message, "problems": []}))
+        sys.exit(error.exit_code)
+
+
+def _run(path: str, replay: bool, budget: float | None, config: str | None,
+         allow_failed_workers: bool, retry_failed: bool, wait_at_budget: bool,
+         as_json: bool) -> None:  # fmt: skip
     plan = read_plan(path)
     project = _project(config, path)
     project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
@@ -233,6 +255,8 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
             decision = gate.submit(plan.source, filename=path)
             if not decision.approved:
                 reasons = "; ".join(decision.reasons)
+                if as_json:  # the held plan, as submit --json prints it
+                    click.echo(json.dumps(gate.summary(decision.id), indent=2, default=str))
                 click.echo(
                     f"Plan {decision.id} is held for a person: {reasons}. "
                     f"Approve it with: planlang approve {decision.id}",
@@ -241,7 +265,7 @@ def run_command(path: str, replay: bool, budget: float | None, config: str | Non
                 sys.exit(EXIT_REFUSED)
             approved = decision.plan
     except PlanRefused as error:
-        _refused(error, False)
+        _refused(error, as_json)
     assert approved is not None
     settings = project.settings
     client = None

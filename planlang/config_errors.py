@@ -8,13 +8,19 @@ of the form ``planlang.toml: [plan] options.shard_tokens: why``; the CLI prints 
 from __future__ import annotations
 
 import inspect
+import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import AliasChoices, ValidationError
+from pydantic.fields import FieldInfo
 
-__all__ = ["ProjectError", "check_keys", "options_for", "provider_failed", "validation_line"]
+__all__ = [
+    "ProjectError", "check_keys", "options_for", "provider_failed", "settings_line",
+    "validation_line",
+]  # fmt: skip
 
 
 class ProjectError(ValueError):
@@ -35,11 +41,66 @@ def validation_line(file: Path, table: str, error: ValidationError) -> str:
     parts = []
     for problem in error.errors():
         key = ".".join(str(p) for p in problem["loc"]) or "(table)"
-        why = "unknown key" if problem["type"] == "extra_forbidden" else problem["msg"]
-        if problem["type"] != "extra_forbidden" and "input" in problem:
-            why += f" (got {problem['input']!r})"
-        parts.append(f"[{table}] {key}: {why}")
+        parts.append(f"[{table}] {key}: {_why(problem)}")
     return f"{file}: " + "; ".join(parts)
+
+
+def _why(problem: Any) -> str:
+    if problem["type"] == "extra_forbidden":
+        return "unknown key"
+    why = str(problem["msg"]).removeprefix("Value error, ")
+    if "input" in problem and repr(problem["input"]) not in why:  # a validator may say it
+        why += f" (got {problem['input']!r})"
+    return why
+
+
+def settings_line(file: Path | None, fields: Mapping[str, FieldInfo], error: Exception) -> str:
+    """A refused run setting, named where its value came from: the environment variable that
+    set it (the environment wins over the file; ``LLM_BASE_URL`` is one), else the file's
+    ``[planlang]`` key. A mistake in ``LLM_BASE_URL`` is not one to look for in the file."""
+    if not isinstance(error, ValidationError):  # pydantic-settings: a variable that is not JSON
+        found = re.search(r'field "(\w+)" from source "EnvSettingsSource"', str(error))
+        if found is None:
+            return f"{file or 'the settings'}: [planlang] {error}"
+        cause = f": {error.__cause__}" if error.__cause__ else ""
+        return f"environment variable {_variable(found[1], fields)}: not valid JSON{cause}"
+    parts, in_file = [], []
+    for problem in error.errors():
+        loc = [str(p) for p in problem["loc"]]
+        name = _field(loc[0], fields) if loc else ""
+        variable = _variable(name, fields) if name in fields else None
+        if variable is not None and variable.upper() in {k.upper() for k in os.environ}:
+            inner = "".join(f"{part}." for part in loc[1:]).rstrip(".")  # roles.scan.price
+            parts.append(f"environment variable {variable}: {inner + ': ' if inner else ''}"
+                         f"{_why(problem)}")  # fmt: skip
+        else:
+            in_file.append(f"[planlang] {'.'.join([name, *loc[1:]])}: {_why(problem)}")
+    if in_file:
+        parts.append(f"{file or 'the settings'}: " + "; ".join(in_file))
+    return "; ".join(parts)
+
+
+def _field(key: str, fields: Mapping[str, FieldInfo]) -> str:
+    """The field a problem's location names (pydantic names it by its first alias)."""
+    for name, info in fields.items():
+        if key == name or key in _aliases(info):
+            return name
+    return key
+
+
+def _aliases(info: FieldInfo) -> list[str]:
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return [c for c in alias.choices if isinstance(c, str)]
+    return [alias] if isinstance(alias, str) else []
+
+
+def _variable(name: str, fields: Mapping[str, FieldInfo]) -> str:
+    """The environment variable that set field ``name``: the first of its names that is set
+    (``PLANLANG_BASE_URL`` before ``LLM_BASE_URL``, as pydantic-settings reads them)."""
+    names = [a for a in _aliases(fields[name]) if a.isupper()] or [f"PLANLANG_{name.upper()}"]
+    present = {k.upper(): k for k in os.environ}
+    return next((present[n] for n in names if n in present), names[0])
 
 
 def options_for(

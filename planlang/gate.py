@@ -298,8 +298,11 @@ class Gate:
         return self.summary(plan_id)
 
     def approve(self, plan_id: int, by: str = "a person") -> ApprovedPlan:
-        """Let a held plan go. Its stored source is checked again and bound to the policy."""
+        """Let a held plan go. Its stored source is checked again and bound to the policy. A plan
+        approved already stays as it was decided (by the policy, or by whoever let it go)."""
         row = self._row(plan_id)
+        if row["status"] == "approved" and row["policy_sha256"] == self.policy.sha256():
+            return self.approved(plan_id)
         if row.get("rejected_by") is not None:
             raise PlanRefused((), filename=row["filename"]) from ValueError(
                 f"Plan {plan_id} was rejected by {row['rejected_by']}; submit it again."

@@ -51,6 +51,7 @@ from planlang.config_errors import (
     check_keys,
     options_for,
     provider_failed,
+    settings_line,
     validation_line,
 )
 from planlang.gate import Policy
@@ -162,6 +163,15 @@ def _import(file: Path, spec: str) -> Callable[..., Mapping[str, Any]]:
     return provider
 
 
+def _settings(file: Path | None, table: Mapping[str, Any]) -> Settings:
+    """The run's settings from the file's ``[planlang]`` table and the environment; a refused
+    value names the variable or the key it came from (``config_errors.settings_line``)."""
+    try:
+        return Settings.load(file) if file is not None and "planlang" in table else Settings()
+    except (ValueError, TypeError) as error:  # ValidationError and SettingsError among them
+        raise ProjectError(settings_line(file, Settings.model_fields, error)) from None
+
+
 def load_project(path: str | Path | None = None, *, start: Path | None = None) -> Project:
     """Read ``path`` (or ``planlang.toml`` in ``start``/the current folder, if there is one)."""
     if path is None:
@@ -169,7 +179,7 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
         path = candidate if candidate.exists() else None
     if path is None:
         root = start or Path.cwd()
-        return Project(root, Settings(), Policy(), root / ".planlang")
+        return Project(root, _settings(None, {}), Policy(), root / ".planlang")
     file = Path(path)
     try:
         table = tomllib.loads(file.read_text(encoding="utf-8"))
@@ -203,12 +213,7 @@ def load_project(path: str | Path | None = None, *, start: Path | None = None) -
         raise ProjectError(f"{file}: [plan] options: must be a table")
     if not isinstance(state.get("dir", ".planlang"), str):
         raise ProjectError(f"{file}: [state] dir: must be a folder name")
-    try:
-        settings = Settings.load(file) if "planlang" in table else Settings()
-    except ValidationError as error:
-        raise ProjectError(validation_line(file, "planlang", error)) from None
-    except (ValueError, TypeError) as error:
-        raise ProjectError(f"{file}: [planlang] {error}") from None
+    settings = _settings(file, table)
     try:
         policy = Policy(**table.get("gate", {}))
     except ValidationError as error:

@@ -9,6 +9,7 @@ the run ends. The plan itself runs in its sandbox through ``ApprovedPlan`` (``pl
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,11 @@ __all__ = ["RUN_LIMITS", "RunOutcome", "endpoint_client", "front_door", "start_r
 def endpoint_client(settings: Settings) -> HTTPClient:
     """The OpenAI-compatible client of ``settings`` (``LLM_BASE_URL``, ``LLM_API_KEY``).
 
-    Raises ``ValueError`` with a one-line reason when the endpoint is not usable."""
+    Raises ``ValueError`` with a one-line reason when the endpoint is not usable: said for a
+    person at a shell (``http_client``'s own says "pass base_url", for a caller in Python)."""
+    if not settings.base_url and not os.environ.get("LLM_BASE_URL"):
+        raise ValueError("No endpoint: set LLM_BASE_URL to an OpenAI-compatible server (e.g. "
+                         "https://host/v1), and LLM_API_KEY if it needs a key.")  # fmt: skip
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return http_client(settings.base_url, key, timeout=settings.timeout, retries=settings.retries)
 

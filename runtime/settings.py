@@ -108,21 +108,40 @@ class Settings(BaseSettings):
                 dotenv_settings: PydanticBaseSettingsSource,
                 file_secret_settings: PydanticBaseSettingsSource,
             ) -> tuple[PydanticBaseSettingsSource, ...]:
-                return (init_settings, env_settings, _TableSource(settings_cls, table))
+                below = _TableSource(settings_cls, table, env_settings)
+                return (init_settings, env_settings, below)
 
         loaded = _FromFile(**overrides)
         return cls.model_construct(**{name: getattr(loaded, name) for name in cls.model_fields})
 
 
 class _TableSource(PydanticBaseSettingsSource):
-    """A settings source over an already-parsed TOML table."""
+    """A settings source over an already-parsed TOML table, beneath the environment.
 
-    def __init__(self, settings_cls: type[BaseSettings], table: dict[str, Any]) -> None:
+    A key the environment sets too is left out: the environment hands its value in under the
+    variable's name (``LLM_BASE_URL``), the table under the field's (``base_url``), and
+    pydantic, taking one of a field's names, would refuse the other as an unknown key.
+    """
+
+    def __init__(
+        self,
+        settings_cls: type[BaseSettings],
+        table: dict[str, Any],
+        above: PydanticBaseSettingsSource,
+    ) -> None:
         super().__init__(settings_cls)
         self._table = table
+        self._above = above
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return self._table.get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(self._table)
+        given = {key.lower() for key in self._above()}
+        shadowed = set()
+        for name, info in self.settings_cls.model_fields.items():
+            alias = info.validation_alias
+            names = alias.choices if isinstance(alias, AliasChoices) else [alias]
+            if any(isinstance(n, str) and n.lower() in given for n in names):
+                shadowed.add(name)
+        return {key: value for key, value in self._table.items() if key not in shadowed}

@@ -102,6 +102,9 @@ def _check_locked(source: str, filename: str, digest: str, optimise: bool) -> Ch
         return CheckResult(
             filename, digest, (Problem(filename, 1, 1, "PL001", f"cannot parse: {error}"),)
         )
+    if not tree.body:  # comments only: nothing to run, as empty as blank text
+        problem = Problem(filename, 1, 1, "PL002", "the plan is empty: it has only comments")
+        return CheckResult(filename, digest, (problem,))
     try:
         policy = PlanPolicy(kinds=Kinds(tree) if optimise else None)
         policy.visit(tree)

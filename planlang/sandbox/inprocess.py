@@ -62,6 +62,14 @@ class _Running(threading.local):
 _running = _Running()
 
 
+def _iter(*args: Any) -> Any:
+    """The plan's ``iter``: one argument (``iter(f, sentinel)`` would call ``f`` forever, past
+    the step limit's sight), refused in words a plan's author can act on."""
+    if len(args) != 1:
+        raise TypeError(f"iter() takes exactly one argument in a plan ({len(args)} given)")
+    return iter(args[0])
+
+
 def _made(make: Callable[[Guards], Any], box: Any, guards: Guards, meter: Meter) -> Any:
     return make(guards)
 
@@ -70,7 +78,7 @@ def _made(make: Callable[[Guards], Any], box: Any, guards: Guards, meter: Meter)
 _RUN_BUILTINS: dict[str, Callable[[Any, Guards, Meter], Any]] = {
     "range": lambda box, g, m: lambda *args: _range(m, *args),
     "pow": lambda box, g, m: g.sizes.pow,
-    "iter": lambda box, g, m: lambda obj: iter(obj),
+    "iter": lambda box, g, m: _iter,
     "print": lambda box, g, m: g.walks.printing(box._printer(g)),
     "round": lambda box, g, m: g.sizes.round,
     "sum": lambda box, g, m: g.sizes.sum,
