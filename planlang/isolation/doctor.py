@@ -3,7 +3,8 @@
 Starts one plan process (as every run would) and prints each layer it reports, active or
 missing with the reason, and the isolation runs get here (``[planlang] isolation`` or
 ``PLANLANG_ISOLATION``). Exit code 0 when every layer is active, 1 when one is missing, so a
-deployment check can insist on them.
+deployment check can insist on them; under ``inprocess`` isolation none is active (a plan
+runs in the caller's process), and the exit code is 1.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ def doctor(as_json: bool) -> None:
         click.echo(f"planlang doctor: {error}", err=True)
         sys.exit(EXIT_USAGE)
     found = layers()
+    if mode == "inprocess":  # plans run in the caller's process: no layer here holds them
+        found = [{**layer, "active": False,
+                  "detail": f"unused: isolation is inprocess ({layer['detail']})"}
+                 for layer in found]  # fmt: skip
     missing = [layer for layer in found if not layer["active"]]
     if as_json:
         click.echo(json.dumps({"isolation": mode, "layers": found}, indent=2))
@@ -37,7 +42,10 @@ def doctor(as_json: bool) -> None:
         for layer in found:
             mark = "active " if layer["active"] else "MISSING"
             click.echo(f"  {mark}  {layer['name']}: {layer['detail']}")
-        if missing:
+        if mode == "inprocess":
+            click.echo("Isolation is inprocess: plans run in this process, held by the "
+                       "language check and run-time guards only.", err=True)  # fmt: skip
+        elif missing:
             names = ", ".join(layer["name"] for layer in missing)
             click.echo(f"Missing on this machine: {names}.", err=True)
     sys.exit(EXIT_REFUSED if missing else EXIT_OK)

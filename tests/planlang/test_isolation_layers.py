@@ -286,3 +286,29 @@ def test_a_tuple_nested_past_the_default_stack_hashes_on_the_main_thread() -> No
     )
     box = Sandbox(limits=Limits(steps=9_500_000, seconds=120), isolation="process")
     assert box.run(plan) is True
+
+
+def test_planlang_doctor_under_in_process_isolation_says_no_layer_confines_a_plan() -> None:
+    """With ``isolation = inprocess`` a plan runs in the caller's own process: no layer of
+    the process boundary or the operating system holds it, so none is reported active (it
+    said "a separate process" and every layer active, exit 0), each says it is unused, and
+    the exit code is 1, as for a missing layer."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "PLANLANG_ISOLATION": "inprocess"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "planlang", "doctor", "--json"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["isolation"] == "inprocess"
+    assert report["layers"] and not any(layer["active"] for layer in report["layers"])
+    assert all("unused" in layer["detail"] for layer in report["layers"])
+    assert done.returncode == 1
+    text = subprocess.run([sys.executable, "-m", "planlang", "doctor"], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)  # fmt: skip
+    assert text.returncode == 1 and "Traceback" not in text.stderr
+    assert "in this process" in text.stderr
