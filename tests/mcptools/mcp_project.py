@@ -1,13 +1,21 @@
-"""A project folder whose plans call the test server's tools, and ``planlang`` run on it."""
+"""A project folder whose plans call the test server's tools, and ``planlang`` run on it.
+
+``planlang`` runs the real command line in a process of its own; ``planlang_here`` calls the
+same entry point (``planlang.cli.main``) in this process, for tests whose subject is what a
+command does with the servers, not the process it runs in: a run spends most of its time
+importing the MCP SDK (about 1.5 s), once here instead of once a command.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
-from contextlib import suppress
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout, suppress
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
@@ -46,6 +54,43 @@ def planlang(folder: Path, *args: str, timeout: float = 240) -> subprocess.Compl
     """``python -m planlang ARGS`` in ``folder``, with this worktree's code."""
     return subprocess.run([sys.executable, "-m", "planlang", *args], cwd=folder, env=env(),
                           capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
+
+
+class _AtCommandEnd:
+    """Stands in for ``atexit`` in ``planlang.mcp.tools``: the servers a command started stay
+    up until the process ends (``McpTools`` closes them at exit); here the command's end."""
+
+    def __init__(self) -> None:
+        self.closes: list[Callable[[], object]] = []
+
+    def register(self, close: Callable[[], object]) -> None:
+        self.closes.append(close)
+
+
+def planlang_here(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``planlang ARGS`` in ``folder`` as :func:`planlang` runs it (the same working folder,
+    environment and exit code), but called in this process; its output is captured, and the
+    MCP servers it started are closed when it returns, as its exit would close them."""
+    import planlang.mcp.tools as tools
+    from planlang.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_atexit = dict(os.environ), os.getcwd(), tools.atexit
+    at_end = _AtCommandEnd()
+    os.environ.update(ENDPOINT)
+    os.chdir(folder)
+    tools.atexit = at_end  # type: ignore[assignment]
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        tools.atexit = saved_atexit
+        for close in reversed(at_end.closes):
+            close()
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["planlang", *args], code, out.getvalue(), err.getvalue())
 
 
 def start(folder: Path, *args: str) -> subprocess.Popen[str]:

@@ -1,4 +1,7 @@
-"""`planlang price` and `planlang run` of plans that call a real MCP server's tools (stdio)."""
+"""`planlang price` and `planlang run` of plans that call a real MCP server's tools (stdio).
+
+The commands run in this process (``planlang_here``) but for a killed run, which is a process
+of its own, and the two command lines that end before any server starts."""
 
 from __future__ import annotations
 
@@ -8,7 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_project import SERVER, end_hanging_server, lines, make_project, planlang, said, start
+from mcp_project import (
+    SERVER,
+    end_hanging_server,
+    lines,
+    make_project,
+    planlang,
+    planlang_here,
+    said,
+    start,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +45,7 @@ def write_plan(folder: Path, source: str) -> None:
 def test_price_touches_no_tool_and_counts_each(tmp_path: Path) -> None:
     out = make_project(tmp_path)
     write_plan(tmp_path, WRITES)
-    done = planlang(tmp_path, "price", "plan.py", "--json", "--seeds", "2")
+    done = planlang_here(tmp_path, "price", "plan.py", "--json", "--seeds", "2")
     assert done.returncode == 0, done.stderr
     assert not out.exists() and not Path(str(out) + ".value").exists()
     report = json.loads(done.stdout)
@@ -48,16 +60,16 @@ def test_price_touches_no_tool_and_counts_each(tmp_path: Path) -> None:
 def test_run_makes_each_effect_once_and_a_rerun_none(tmp_path: Path) -> None:
     out = make_project(tmp_path)
     write_plan(tmp_path, WRITES)
-    first = planlang(tmp_path, "run", "plan.py")
+    first = planlang_here(tmp_path, "run", "plan.py")
     assert first.returncode == 0, first.stderr
     assert lines(out) == ["one", "two"]
-    again = planlang(tmp_path, "run", "plan.py")
+    again = planlang_here(tmp_path, "run", "plan.py")
     assert again.returncode == 0, again.stderr
     assert lines(out) == ["one", "two"]  # answered from the ledger: nothing sent again
-    replay = planlang(tmp_path, "run", "plan.py", "--replay")
+    replay = planlang_here(tmp_path, "run", "plan.py", "--replay")
     assert replay.returncode == 0, replay.stderr
     assert lines(out) == ["one", "two"]
-    shown = planlang(tmp_path, "show", first_run_id(tmp_path))
+    shown = planlang_here(tmp_path, "show", first_run_id(tmp_path))
     assert "Tools (MCP)" in said(shown) and "t.append_line │ 2 │ 2 │ 0 │ 1" in said(shown)
     results = sorted((tmp_path / ".planlang" / "runs").glob("*/result.json"))
     assert [json.loads(r.read_text()) for r in results] == [
@@ -68,13 +80,13 @@ def test_run_makes_each_effect_once_and_a_rerun_none(tmp_path: Path) -> None:
 def test_replay_sends_nothing_to_any_server(tmp_path: Path) -> None:
     out = make_project(tmp_path)
     write_plan(tmp_path, 'result = t.lookup(term="x")\n')
-    assert planlang(tmp_path, "run", "plan.py").returncode == 0
+    assert planlang_here(tmp_path, "run", "plan.py").returncode == 0
     config = tmp_path / "planlang.toml"  # from now on the server cannot even start
     config.write_text(config.read_text().replace(str(SERVER), "/nonexistent/server.py"))
-    replay = planlang(tmp_path, "run", "plan.py", "--replay")
+    replay = planlang_here(tmp_path, "run", "plan.py", "--replay")
     assert replay.returncode == 0, replay.stderr
     write_plan(tmp_path, 't.append_line(path=inputs["file"], line="new")\n')
-    miss = planlang(tmp_path, "run", "plan.py", "--replay")
+    miss = planlang_here(tmp_path, "run", "plan.py", "--replay")
     assert miss.returncode == 1
     assert "ToolCacheMiss" in said(miss) and "t.append_line" in said(miss)
     assert not out.exists()
@@ -83,7 +95,7 @@ def test_replay_sends_nothing_to_any_server(tmp_path: Path) -> None:
 def test_replay_without_a_recorded_listing_is_refused(tmp_path: Path) -> None:
     make_project(tmp_path)
     write_plan(tmp_path, 'result = t.lookup(term="x")\n')
-    replay = planlang(tmp_path, "run", "plan.py", "--replay")
+    replay = planlang_here(tmp_path, "run", "plan.py", "--replay")
     assert replay.returncode == 2
     assert "no listing of its tools was recorded" in said(replay)
 
@@ -113,7 +125,7 @@ result = "done"
         _kill_when(child, lambda: len(lines(out)) == 3, "third line")
     finally:
         end_hanging_server(out)
-    rerun = planlang(tmp_path, "run", "plan.py")
+    rerun = planlang_here(tmp_path, "run", "plan.py")
     assert rerun.returncode == 1
     assert "OutcomeUnknown" in said(rerun) and "t.append_line" in said(rerun)
     assert "hang c" in said(rerun)
@@ -137,7 +149,7 @@ result = "done"
         _kill_when(child, lambda: Path(str(value) + ".pid").exists(), "hanging set_value")
     finally:
         end_hanging_server(value)
-    rerun = planlang(tmp_path, "run", "plan.py")
+    rerun = planlang_here(tmp_path, "run", "plan.py")
     assert rerun.returncode == 0, rerun.stderr
     assert lines(out) == ["a", "b"] and value.read_text() == "x"
 
@@ -156,7 +168,7 @@ result = "done"
 def test_plan_errors_name_the_plans_line(tmp_path: Path, source: str, expected: list[str]) -> None:
     out = make_project(tmp_path, gate="allow_problems = true")  # run what rehearsal would hold
     write_plan(tmp_path, source)
-    done = planlang(tmp_path, "run", "plan.py")
+    done = planlang_here(tmp_path, "run", "plan.py")
     assert done.returncode == 1
     for text in expected:
         assert text in said(done)
@@ -167,7 +179,7 @@ def test_plan_errors_name_the_plans_line(tmp_path: Path, source: str, expected: 
 def test_bad_arguments_are_a_rehearsal_problem_at_the_line(tmp_path: Path) -> None:
     make_project(tmp_path)
     write_plan(tmp_path, 'x = 1\nt.append_line(path=inputs["file"], line=3)\n')
-    done = planlang(tmp_path, "price", "plan.py", "--json", "--seeds", "1")
+    done = planlang_here(tmp_path, "price", "plan.py", "--json", "--seeds", "1")
     assert done.returncode == 1
     (problem,) = json.loads(done.stdout)["problems"]
     assert problem["line"] == 2 and "inputSchema" in problem["message"]
@@ -176,7 +188,7 @@ def test_bad_arguments_are_a_rehearsal_problem_at_the_line(tmp_path: Path) -> No
 def test_a_server_dying_mid_run_fails_the_run_naming_it(tmp_path: Path) -> None:
     out = make_project(tmp_path)
     write_plan(tmp_path, 't.append_line(path=inputs["file"], line="a")\nt.die(code=3)\n')
-    done = planlang(tmp_path, "run", "plan.py")
+    done = planlang_here(tmp_path, "run", "plan.py")
     assert done.returncode == 1
     assert "ToolUnavailable" in said(done) and "MCP server 't'" in said(done)
     assert "Traceback" not in said(done)
@@ -192,7 +204,7 @@ t.append_line(path=inputs["file"], line="a")
 t.append_line(path=inputs["file"], line="b")
 """,
     )
-    done = planlang(tmp_path, "run", "plan.py")
+    done = planlang_here(tmp_path, "run", "plan.py")
     assert done.returncode == 1
     assert "held for a person" in said(done)
     assert "destructive tools: t.drop" in said(done)

@@ -8,8 +8,11 @@ there, for speed); the red-team modules are parametrized over both modes through
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
+
+from planlang.isolation.pool import Pool
 
 # the wall between plan and host (issue 13, items 18-21) must hold in both modes too
 BOTH_MODES = ("test_redteam", "test_redteam_fresh", "test_redteam_infer", "test_wall_truthful")
@@ -28,3 +31,16 @@ def isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         return os.environ.get("PLANLANG_ISOLATION", "process")
     monkeypatch.setenv("PLANLANG_ISOLATION", mode)
     return str(mode)
+
+
+@pytest.fixture(scope="session")
+def probe_pool() -> Iterator[Pool]:
+    """One pool with the probe hook for every module whose tests run probes in its children
+    (a pool's fork server costs about 0.7 s to start). Each run still gets a child of its own,
+    forked fresh and never reused; a test that breaks, counts or closes a fork server makes a
+    pool of its own."""
+    made = Pool(1, probes=True)
+    try:
+        yield made
+    finally:
+        made.close()

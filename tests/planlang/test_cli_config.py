@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from planlang.cli import main
 from planlang.price import price
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,20 +36,44 @@ MISTAKES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("config", "key", "why"), [m[1:] for m in MISTAKES],
-                         ids=[m[0] for m in MISTAKES])  # fmt: skip
-@pytest.mark.parametrize("command", [["price", "plan.py", "--seeds", "1"], ["submit", "plan.py"]])
-def test_a_config_mistake_is_one_line_naming_the_file_and_key(tmp_path, config, key, why,
-                                                               command):  # fmt: skip
-    (tmp_path / "planlang.toml").write_text(config)
-    (tmp_path / "plan.py").write_text('result = agent("hi")\n')
+def in_this_process(folder, command, capsys, monkeypatch):
+    """``planlang COMMAND`` in ``folder``, called through its entry point here."""
+    monkeypatch.chdir(folder)
+    code = main(command)
+    return code, capsys.readouterr().err
+
+
+def as_a_command(folder, command, capsys, monkeypatch):
+    """``python -m planlang COMMAND`` in ``folder``: the real command line."""
     done = subprocess.run(
-        [sys.executable, "-m", "planlang", *command], cwd=tmp_path, capture_output=True,
+        [sys.executable, "-m", "planlang", *command], cwd=folder, capture_output=True,
         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr and "_FromFile" not in done.stderr
-    [line] = done.stderr.strip().splitlines()
+    return done.returncode, done.stderr
+
+
+# Each mistake through the entry point (a process each cost ~0.5 s, 20 of them); two of them
+# through the real command line as well, so a process's own output is held to the same line.
+CASES = [pytest.param(m[1:], command, in_this_process, id=f"{m[0]}-{command[0]}")
+         for m in MISTAKES
+         for command in (["price", "plan.py", "--seeds", "1"], ["submit", "plan.py"])] + [
+    pytest.param(MISTAKES[0][1:], ["price", "plan.py", "--seeds", "1"], as_a_command,
+                 id=f"{MISTAKES[0][0]}-price-process"),
+    pytest.param(MISTAKES[4][1:], ["submit", "plan.py"], as_a_command,
+                 id=f"{MISTAKES[4][0]}-submit-process"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("mistake", "command", "invoke"), CASES)
+def test_a_config_mistake_is_one_line_naming_the_file_and_key(tmp_path, mistake, command, invoke,
+                                                               capsys, monkeypatch):  # fmt: skip
+    config, key, why = mistake
+    (tmp_path / "planlang.toml").write_text(config)
+    (tmp_path / "plan.py").write_text('result = agent("hi")\n')
+    code, stderr = invoke(tmp_path, command, capsys, monkeypatch)
+    assert code == 2, stderr
+    assert "Traceback" not in stderr and "_FromFile" not in stderr
+    [line] = stderr.strip().splitlines()
     assert "planlang.toml" in line and key in line and why in line
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -227,13 +227,6 @@ for size in (2**30, 2**26, 2**24):  # what is left is less than one callback thr
         pass  # PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS; MAP_FAILED ends it
 result = box.host['call'].fn(lambda: 1)
 """
-
-
-@pytest.fixture(scope="module")
-def probe_pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
 
 
 def test_a_callback_thread_the_address_space_cannot_hold_ends_the_run(probe_pool: Pool) -> None:

@@ -9,7 +9,6 @@ own pipe. Whatever it sends, ``Sandbox.run`` ends with a ``PlanError``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -33,11 +32,9 @@ result = None
 """
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 def probed(pool: Pool, probe: str, seconds: float = 3, **host: object) -> Sandbox:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -145,11 +145,9 @@ def test_an_error_in_a_callback_on_a_lane_is_the_plans_error_as_in_one_process()
 # -- a plan process that abuses a lane (the probe runs raw Python in place of the plan) ------
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 @pytest.mark.parametrize(

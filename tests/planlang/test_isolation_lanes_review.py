@@ -44,11 +44,9 @@ from planlang.sandbox.limits import Limits
 HANG_GUARD = 30.0
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 @pytest.mark.parametrize(

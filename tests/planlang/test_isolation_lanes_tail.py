@@ -177,13 +177,9 @@ def test_a_tail_whose_word_returns_after_the_run_ended_ends_as_the_run_did() -> 
     assert len(seen) == 1 and isinstance(seen[0], PlanLimitError), seen
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    try:
-        yield made
-    finally:
-        made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 def test_a_plan_process_takes_as_a_tail_only_a_copy_of_a_host_words_answer(pool: Pool) -> None:

@@ -39,11 +39,9 @@ HANG_GUARD = 30.0
 HOOK_OFF = "from planlang.isolation import confine\nconfine._state['strict'] = False\n"
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 def active(pool: Pool, *names: str) -> None:

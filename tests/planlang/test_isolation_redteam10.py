@@ -30,11 +30,9 @@ from planlang.sandbox.limits import Limits
 ROOT = str(Path(__file__).resolve().parents[2])
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 # -- REDTEAM10 1: plan functions a child names are kept by the host until the run ends ---------

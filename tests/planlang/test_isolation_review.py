@@ -24,7 +24,7 @@ import struct
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -40,11 +40,9 @@ MODES = ("inprocess", "process")
 HANG_GUARD = 15.0
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[Pool]:
-    made = Pool(1, probes=True)
-    yield made
-    made.close()
+@pytest.fixture
+def pool(probe_pool: Pool) -> Pool:
+    return probe_pool  # the session's (conftest.py)
 
 
 def test_a_thunks_result_keeps_its_shared_lists_in_the_host_as_in_one_process() -> None:

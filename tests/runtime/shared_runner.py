@@ -2,7 +2,8 @@
 ledger and a shared budget, with a client that writes each question it is paid for to a file
 (the count at the client).
 
-Usage: shared_runner.py LEDGER BUDGET_URL CAP NAME CALLS QUESTIONS SEED PAID_FILE [LEASE [DELAY]]
+Usage: shared_runner.py LEDGER BUDGET_URL CAP NAME CALLS QUESTIONS SEED PAID_FILE [LEASE [DELAY
+[TIMEOUT]]]; TIMEOUT: how long a PostgreSQL store waits for a connection (its default, 10 s).
 Exit 0 when the run completed; 3 with one line on stderr when it ended with a RunError.
 """
 
@@ -23,6 +24,7 @@ def main() -> int:
     location, budget_url, cap, name, calls, questions, seed, paid_path = sys.argv[1:9]
     lease = float(sys.argv[9]) if len(sys.argv) > 9 else 10.0
     delay = float(sys.argv[10]) if len(sys.argv) > 10 else 0.002  # seconds a call takes
+    waits = {"timeout": float(sys.argv[11])} if len(sys.argv) > 11 else {}
     asked = random.Random(int(seed)).sample(range(int(questions)), int(calls))
     paid = open(paid_path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - to the end
     lock = threading.Lock()
@@ -35,7 +37,7 @@ def main() -> int:
         return Reply(text=f"answer to {question}", credits=PRICE, model=model)
 
     settings = Settings(default_price=PRICE, max_agents=int(calls) + 10, concurrency=8)
-    options = {"lease": lease} if location.startswith("postgresql") else {}
+    options = {"lease": lease, **waits} if location.startswith("postgresql") else {}
     try:
         ledger = Ledger(location, **options)
         budget: Budget | None = None
@@ -43,7 +45,7 @@ def main() -> int:
             from runtime.shared_budget import SharedBudget
 
             capped = {} if cap == "keep" else {"cap": float(cap)}
-            budget = SharedBudget(budget_url, name, lease=lease, **capped)
+            budget = SharedBudget(budget_url, name, lease=lease, **capped, **waits)
         llm = LLM(ledger, client=client, budget=budget, settings=settings)
         run = Run(f"runner {seed}", llm=llm, settings=settings)
         run.run_sync(lambda r: r.parallel([lambda q=q: r.agent(f"question {q}") for q in asked]))

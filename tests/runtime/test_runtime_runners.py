@@ -31,11 +31,11 @@ pytestmark = pytest.mark.slow
 
 
 def start(ledger: str, budget_url: str, cap: str, calls: int, questions: int, seed: int,
-          paid: Path, lease: float = 10.0, delay: float = 0.002,
+          paid: Path, lease: float = 10.0, delay: float = 0.002, timeout: float = 10.0,
           ) -> subprocess.Popen[str]:  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     args = [ledger, budget_url, cap, "team", str(calls), str(questions), str(seed), str(paid),
-            str(lease), str(delay)]  # fmt: skip
+            str(lease), str(delay), str(timeout)]  # fmt: skip
     return subprocess.Popen([sys.executable, str(RUNNER), *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
@@ -160,8 +160,10 @@ def test_a_server_stopped_mid_run_fails_the_runners_cleanly_and_a_rerun_complete
         team = SharedBudget(url, "team", cap=100.0)
         team.close()
         # Slow calls (50 ms, 8 at a time): the runners are still busy when the server stops.
+        # Their stores wait 3 s for a connection, not the default 10: a runner meets the dead
+        # server several times on its way out (a call's answer, its claim, ...), each a full wait.
         children = [start(url, url, "keep", 800, 1000, seed, tmp_path / f"paid-{seed}.txt",
-                          delay=0.05) for seed in range(2)]  # fmt: skip
+                          delay=0.05, timeout=3.0) for seed in range(2)]  # fmt: skip
         deadline = time.monotonic() + 120
         paid_files = [tmp_path / f"paid-{seed}.txt" for seed in range(2)]
         while not all(f.exists() and f.read_text().count("\n") >= 30 for f in paid_files):

@@ -36,7 +36,7 @@ def test_an_unreachable_server_is_named_without_its_password(
     pytest.importorskip("psycopg")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(StoreUnavailable, match=r"postgresql://bar:\*\*\*@127\.0\.0\.1:9/postgres"):
-        Ledger("postgresql://bar:hunter2@127.0.0.1:9/postgres", timeout=2)
+        Ledger("postgresql://bar:hunter2@127.0.0.1:9/postgres", timeout=0.5)
     assert list(tmp_path.iterdir()) == []
     assert "hunter2" not in redact("postgresql://bar:hunter2@h/db")
 
