@@ -5,6 +5,7 @@ process the language layer no longer holds (``probe_prelude``). Each case failed
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -67,3 +68,44 @@ def test_medium_answers_the_host_drops_are_not_held() -> None:
     box = Sandbox(host={"each": each}, limits=Limits(seconds=120, memory_mb=256),
                   isolation="process")  # fmt: skip
     assert box.run(MEDIUM + "result = each(lambda: big, 12000)\n") == 12000 * 60000
+
+
+# -- the rehearsal host, shared by every price of the process --------------------------------
+
+
+@pytest.fixture
+def rehearsal_host() -> Any:
+    """The process's rehearsal host, warm (so a price hands it seeds at once)."""
+    from planlang import rehearsal_hosts
+
+    (found,) = rehearsal_hosts.start_hosts()
+    assert found.ready.wait(HANG_GUARD) and not found.gone
+    return found
+
+
+def test_a_price_does_not_wait_for_another_prices_rehearsal_in_the_host(
+    rehearsal_host: Any,
+) -> None:
+    """The host rehearses one seed at a time, for every price of the process: a seed of
+    another price's (a plan of up to its time limit, and 2x that plus 30 s before it is taken
+    for stuck; then the next seed of that price's) holds it. On main a price's seed queued
+    behind it, so one price's plan set the time of every other price made meanwhile: here
+    it waits for good, as the other price's rehearsal holds the host. Now a busy host's seed
+    is rehearsed here, at once."""
+    from planlang.price import price
+
+    source = "r = agent('say hi')\nresult = len(r)\n"
+    served = rehearsal_host.served
+    rehearsal_host._lock.acquire()  # another price's seed, being rehearsed there now
+    try:
+        done: list[Any] = []
+        thread = threading.Thread(target=lambda: done.append(
+            price(source, seeds=4, limits=Limits(seconds=30), isolation="process")),
+            daemon=True)  # fmt: skip
+        thread.start()
+        thread.join(HANG_GUARD)
+        assert done, "the price waited for another price's rehearsal"
+    finally:
+        rehearsal_host._lock.release()
+    assert done[0].seeds == (0, 1, 2, 3) and not done[0].problems
+    assert rehearsal_host.served == served and not rehearsal_host.gone
