@@ -5,6 +5,7 @@ process the language layer no longer holds (``probe_prelude``). Each case failed
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from planlang.errors import PlanLimitError
+from planlang.isolation.pool import Child, Pool
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 
@@ -109,3 +111,43 @@ def test_a_price_does_not_wait_for_another_prices_rehearsal_in_the_host(
         rehearsal_host._lock.release()
     assert done[0].seeds == (0, 1, 2, 3) and not done[0].problems
     assert rehearsal_host.served == served and not rehearsal_host.gone
+
+
+# -- pids the kernel gives again --------------------------------------------------------------
+
+NEXT_PID = "/proc/sys/kernel/ns_last_pid"  # the pid the kernel gave last (root may set it)
+
+
+def test_a_child_given_the_pid_of_an_earlier_child_is_not_taken_for_dead() -> None:
+    """pid_max is 32,768 here and a run takes a pid for its process and one a thread: the
+    kernel gives pids again within a few thousand runs. The fork server's handle kept every
+    child's exit by pid, so on main a fresh child given an earlier child's pid read as dead:
+    the pool discarded it (not even killing it) and forked again, and once the earlier
+    children had had most pids, nearly every fork. Here the kernel is made to give the pid
+    again at once (``ns_last_pid``)."""
+    if not os.access(NEXT_PID, os.W_OK):
+        pytest.skip("the next pid cannot be chosen here (ns_last_pid needs root)")
+    pool = Pool(1)
+    try:
+        pool.warm()  # its fork server, and its ready child: nothing forks meanwhile
+        zygote = pool._zygote_now()
+        first = Child(zygote).wait_ready()
+        first.discard()  # killed, and reported dead
+        assert zygote.exit_code(first.pid, timeout=HANG_GUARD) is not None
+        for _ in range(100):  # another process of the machine may take the pid first
+            with open(NEXT_PID, "w") as last:
+                last.write(str(first.pid - 1))
+            again = Child(zygote)
+            if again.pid == first.pid:
+                break
+            again.discard()
+        assert again.pid == first.pid, "the kernel never gave the pid again"
+        again.wait_ready()
+        assert again.alive()
+        pool._ready.appendleft(again)  # the pool's next ready child
+        box = Sandbox(limits=Limits(seconds=30), isolation="process")
+        box._pool = pool  # type: ignore[attr-defined]
+        assert box.run("result = 2\n") == 2
+        assert pool.last is again
+    finally:
+        pool.close()
