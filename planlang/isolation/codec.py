@@ -154,15 +154,20 @@ def _plain_subclass(value: Any) -> Any:
 
 class Decoder:
     """The JSON tree back into values. ``handles`` maps a handle's tag to a function of its
-    payload. ``guarded`` (the host's decoder) bounds the hashing of keys."""
+    payload. ``guarded`` (the host's decoder) bounds the hashing of keys; ``int_bits`` (the
+    host's) refuses integers past what a plan can make. A plan's process that skips its
+    limits sent the host any: a 16 MB frame is an int of 64 million bits, which a host word
+    squares in minutes with the interpreter's lock held (REDTEAM11)."""
 
-    __slots__ = ("handles", "made", "guarded", "budget", "_costs")
+    __slots__ = ("handles", "made", "guarded", "budget", "int_bits", "_costs")
 
-    def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool):
+    def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool,
+                 int_bits: int | None = None):  # fmt: skip
         self.handles = handles
         self.made: list[Any] = []
         self.guarded = guarded
         self.budget = HASH_BUDGET
+        self.int_bits = int_bits
         self._costs: dict[int, int] = {}
 
     def decode(self, data: Any) -> Any:
@@ -192,7 +197,15 @@ class Decoder:
         if tag == "i":
             if type(payload) is not str:
                 raise CodecError("A frame held a malformed number.")
-            return int(payload, 16)
+            bits = self.int_bits
+            if bits is None:
+                return int(payload, 16)
+            # refused before converting if its digits say so ("-" and a digit of slack)
+            number = int(payload, 16) if len(payload) <= bits // 4 + 2 else None
+            if number is None or number.bit_length() > bits:
+                raise CodecError(f"An integer past the plan's limit of {bits:,} bits cannot "
+                                 "cross.")  # fmt: skip
+            return number
         if tag == "x":
             if type(payload) is not str or payload not in _NOT_FINITE:
                 raise CodecError("A frame held a number the protocol does not allow.")

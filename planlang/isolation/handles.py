@@ -52,6 +52,10 @@ class Handles:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._known = KnownValues()  # a worker's schema, decoded once a run
+        # The largest int taken from the plan's process (``Decoder``): a plan makes one of
+        # Limits.int_bits by *, ** and <<, and past it a bit an addition (+ is not checked),
+        # allowed here up to a bit a step
+        self._int_bits = box.limits.int_bits + box.limits.steps
 
     def _new_id(self, table: dict[int, Any], value: Any) -> int:
         key = next(self._ids)  # one numbering for all: tables shrink (iterators: ``free``)
@@ -116,7 +120,7 @@ class Handles:
         """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
         call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
         decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
-                          guarded=True)  # fmt: skip
+                          guarded=True, int_bits=self._int_bits)  # fmt: skip
         try:
             return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
         except RecursionError:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from probe_prelude import CHANNEL, probed
 
 from planlang.errors import PlanLimitError
 from planlang.isolation.pool import Child, Pool
@@ -151,3 +153,49 @@ def test_a_child_given_the_pid_of_an_earlier_child_is_not_taken_for_dead() -> No
         assert pool.last is again
     finally:
         pool.close()
+
+
+# -- integers past the plan's own limit, from a plan process that skips it --------------------
+
+
+@pytest.fixture(scope="module")
+def probe_pool() -> Iterator[Pool]:
+    made = Pool(1, probes=True)
+    yield made
+    made.close()
+
+
+def test_a_host_word_gets_no_integer_past_the_plans_int_bits(probe_pool: Pool) -> None:
+    """A plan makes no integer past ``Limits.int_bits`` (100,000 bits): the plan's process
+    refuses the operation. One that skips that sends any: an int crosses as hex, and a 16 MB
+    frame (within the host's budget) is an int of 64 million bits. The host word then works
+    on what no plan can make; squaring one of 16 million bits takes 9 s here with the
+    interpreter's lock held, so the host's clock, the deadline's kill and every other run
+    stop (one of 64 million bits: about 80 s, on a plan of 2 s). Now the host refuses it:
+    the word never sees it, and the plan's call fails."""
+    seen: list[int] = []
+
+    def w(x: Any) -> int:
+        seen.append(x.bit_length() if type(x) is int else -1)
+        return 1
+
+    probe = CHANNEL + (
+        "big = {'i': 'f' * 4_000_000}\n"
+        "ok, answer = ep.request('call', [wid, [big], {'d': []}, 1])\n"
+        "result = [ok, ep.request('call', [wid, [{'i': 'f' * 20}], {'d': []}, 2])[1]]\n"
+    )
+    box = probed(probe_pool, probe, Limits(seconds=30), w=w)
+    ok, small = box.run("result = w\n")
+    assert seen == [80], f"the host word got integers of {seen} bits"
+    assert ok is False and small == 1
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "process"])
+def test_an_integer_a_plan_grows_past_int_bits_by_adding_crosses_as_in_one_process(
+    mode: str,
+) -> None:
+    """The host's bound leaves what a plan can make: + is not checked against int_bits."""
+    box = Sandbox(host={"bits": lambda x: x.bit_length()}, limits=Limits(seconds=60),
+                  isolation=mode)  # fmt: skip
+    source = "x = 2 ** 49999\nx = x * x\nfor _ in range(2000):\n    x = x + x\n"
+    assert box.run(source + "result = bits(x)\n") == 101999
