@@ -6,20 +6,24 @@ process the language layer no longer holds (``probe_prelude``). Each case failed
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 from probe_prelude import CHANNEL, probed
 
-from planlang.errors import PlanLimitError
+from planlang.errors import PlanError, PlanLimitError
 from planlang.isolation.pool import Child, Pool
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits
 
 HANG_GUARD = 120.0  # seconds: only a hang takes this long
+ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def _resident() -> int:
@@ -199,3 +203,62 @@ def test_an_integer_a_plan_grows_past_int_bits_by_adding_crosses_as_in_one_proce
                   isolation=mode)  # fmt: skip
     source = "x = 2 ** 49999\nx = x * x\nfor _ in range(2000):\n    x = x + x\n"
     assert box.run(source + "result = bits(x)\n") == 101999
+
+
+# -- values whose shared parts make a walk far larger than the value ---------------------------
+
+SHARED = "x = [1]\nfor _ in range(60):\n    x = [x, x]\n"  # 61 lists; walked, 2**61 nodes
+
+
+def test_a_host_word_is_not_handed_a_value_whose_walk_is_past_the_runs_budget() -> None:
+    """The codec keeps shared parts shared (the host's copy costs what the plan's does), so a
+    host word got a 2**61-node walk in 61 lists: serializing it, comparing it or printing it
+    never ends. Here the word counts what it walks (stopping at 10 million): on main it got
+    there. Now the plan's call fails with a TypeError and the word never runs; the same
+    list a few times over (a walk the budget allows) still crosses."""
+    walked: list[int] = []
+
+    def nodes(value: Any) -> int:
+        count, todo = 0, [value]
+        while todo and count < 10_000_000:
+            item = todo.pop()
+            count += 1
+            if type(item) is list:
+                todo.extend(item)
+        walked.append(count)
+        return count
+
+    box = Sandbox(host={"nodes": nodes}, limits=Limits(seconds=60), isolation="process")
+    with pytest.raises(PlanError) as failed:
+        box.run(SHARED + "result = nodes(x)\n")
+    assert walked == [] and "TypeError" in str(failed.value), failed.value
+    row = "row = list(range(1000))\n"
+    assert box.run(row + "result = nodes([row, row, row])\n") == 3004
+    assert box.run(row + "def f():\n    return [row] * 4\nresult = nodes(f())\n") == 4005
+
+
+AGENT = """
+from planlang.check import check
+from planlang.rehearse import rehearse
+from planlang.sandbox.limits import Limits
+from runtime import Settings
+source = (
+    "s = {'type': 'object'}\\nfor _ in range(40):\\n"
+    "    s = {'type': 'object', 'properties': {'a': s, 'b': s}}\\n"
+    "r = agent('hi', schema=s)\\nresult = 1\\n"
+)
+done = rehearse(check(source), seed=0, settings=Settings(), limits=Limits(seconds=2),
+                isolation="process")
+print(repr(done.problems))
+"""
+
+
+def test_the_runtimes_agent_given_such_a_schema_ends_the_plan_not_the_host() -> None:
+    """The runtime's own ``agent`` serializes its schema in C (``runtime.canonical``), with the
+    interpreter's lock held: given a schema of 40 levels shared twice (2**41 nodes walked),
+    the host process of a 2 s plan never came back on main (killed here at the hang guard:
+    its clock and the deadline's kill stopped with it). Now the call fails at once."""
+    done = subprocess.run([sys.executable, "-c", AGENT], capture_output=True, text=True,
+                          timeout=HANG_GUARD, env={**os.environ, "PYTHONPATH": ROOT},
+                          check=True)  # fmt: skip
+    assert "cannot be handed to the host" in done.stdout, done.stdout
