@@ -140,5 +140,9 @@ class Handles:
             return value
         except RecursionError:
             raise CodecError("A value from the plan nests too deeply for the host.") from None
-        except (KeyError, ValueError) as error:
+        except CodecError:
+            raise
+        # a handle's number that is none (JSON's Infinity, a list): a CodecError, so a
+        # callback's answer ends the run as a protocol break, never as the word's own error
+        except (KeyError, ValueError, TypeError, OverflowError) as error:
             raise CodecError(f"A value from the plan could not be read: {error}") from None

@@ -262,3 +262,38 @@ def test_the_runtimes_agent_given_such_a_schema_ends_the_plan_not_the_host() -> 
                           timeout=HANG_GUARD, env={**os.environ, "PYTHONPATH": ROOT},
                           check=True)  # fmt: skip
     assert "cannot be handed to the host" in done.stdout, done.stdout
+
+
+# -- a callback's answer the host cannot read: a protocol break, never the word's own error ----
+
+
+@pytest.mark.parametrize("handle", ['{"c":Infinity}', '{"c":[1]}', '{"o":-Infinity}'])
+def test_a_malformed_handle_in_a_callbacks_answer_ends_the_run_as_a_protocol_break(
+    probe_pool: Pool, handle: str
+) -> None:
+    """A handle's number that is not one (JSON's Infinity, which the standard library's
+    parser reads, or a list) raised OverflowError or TypeError out of the host's decoder,
+    which only a CodecError ends the run from: the host word got it as the callback's own
+    error (one that guards a callback with ``except TypeError`` went on, and the run
+    returned). Now the run ends as a protocol break, as for any answer it cannot read."""
+    seen: list[str] = []
+
+    def w(f: Any) -> str:
+        try:
+            f()
+        except Exception as error:  # noqa: BLE001 - what a host word guards a callback with
+            seen.append(type(error).__name__)
+        return "done"
+
+    probe = CHANNEL + (
+        "import os, struct\n"
+        "write_all(ep._writer, ['q', 9, R, 'call', [wid, [{'c': 1}], {'d': []}, None]])\n"
+        "ask = ep._reader.read()\n"
+        f"body = b'[\"a\",%d,true,{handle}]' % ask[1]\n"
+        "os.write(ep._writer, struct.pack('>Id', len(body), time.monotonic()) + body)\n"
+        "reply = ep._reader.read()\nresult = reply[3]\n"
+    )
+    box = probed(probe_pool, probe, Limits(seconds=10), w=w)
+    with pytest.raises(PlanLimitError, match="broke the protocol"):
+        box.run("result = w\n")
+    assert seen == ["PlanLimitError"], seen
