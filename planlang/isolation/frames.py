@@ -21,7 +21,7 @@ import orjson
 
 from planlang.isolation.codec import CodecError
 
-__all__ = ["ANSWER_MIN", "BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME",
+__all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME",
            "decoded_cost", "dumps", "loads", "plain_copy", "read_frame", "write_all",
            "write_frame"]  # fmt: skip
 
@@ -36,15 +36,13 @@ _EXPANSION = 40
 # What the host takes from one frame, at least, whatever the plan's memory limit: a result a
 # small limit allows in one process can be larger as JSON (one shared str becomes many).
 BUDGET_FLOOR = 256 * 2**20
-# A request larger than this is held to the run's budget with every other being served
-# (``FrameReader.set_budget``): smaller ones, at most 40 times this each, are not counted.
-HELD_MIN = 64 * 2**10
-# A callback's answer larger than this is counted in that budget while the host refers to it
-# (``FrameReader._hold``). Requests are few at once (one a host thread), but a host word may
-# gather any number of answers, each a copy here where one process would hold one object:
-# answers of 60 KB each, uncounted below HELD_MIN, made the host grow by 690 MB on a plan of
-# 256 MB (REDTEAM11). Below this an answer costs the host about what its reference does.
-ANSWER_MIN = 1024
+# A request larger than this is held to the run's budget with every other being served, and a
+# callback's answer while the host refers to it (``FrameReader.set_budget``, ``_hold``): each
+# is a copy here where one process holds one object. Past 64 KiB only, answers of 60 KB a host
+# word gathered made the host grow by 690 MB on a plan of 256 MB, and requests of 60 KB nested
+# on 8 threads (a word calling back a plan function that calls it again) by 1 GB (REDTEAM11).
+# Below this a frame costs the host about what a reference to its value does.
+HELD_MIN = 1024
 
 
 class FrameTooCostly(CodecError):
@@ -82,7 +80,7 @@ def loads(body: bytes | memoryview) -> Any:
 def plain_copy(value: Any, most: int, held: Any = None, budget: int | None = None) -> Any:
     """A copy of plain JSON data, as a crossing makes it (written and read again), or None
     when it is over ``most`` bytes as JSON. (None is never plain data's copy here: the
-    callers copy dicts and lists.) A copy past ``ANSWER_MIN`` is kept in ``held`` (a
+    callers copy dicts and lists.) A copy past ``HELD_MIN`` is kept in ``held`` (a
     ``queued.Queued``), as a callback's answer read from a frame is."""
     try:
         body = _orjson_dumps(value)
@@ -91,7 +89,7 @@ def plain_copy(value: Any, most: int, held: Any = None, budget: int | None = Non
     if len(body) > most:
         return None
     copied = loads(body)
-    if len(body) > ANSWER_MIN and held is not None:
+    if len(body) > HELD_MIN and held is not None:
         held.keep(copied, decoded_cost(body), budget)
     return copied
 
@@ -189,7 +187,7 @@ class FrameReader:
         that calls back a plan function that calls the word again with the same large value)
         made the host hold a copy a level, past any one frame's budget. The server releases
         each (``Queued.take`` of the request's payload) once served. Each answer past
-        ``ANSWER_MIN`` (a callback's) is counted there too, while the host refers to it."""
+        ``HELD_MIN`` (a callback's) is counted there too, while the host refers to it."""
         self.budget = nbytes
         self._cheap = min(self.limit, nbytes // _EXPANSION)
         self._one_at_a_time = one_at_a_time
@@ -213,13 +211,12 @@ class FrameReader:
             )
 
     def _hold(self, message: Any, body: bytes | memoryview) -> None:
-        """Count a request past ``HELD_MIN`` (its payload, by identity) among those being
-        served, or a callback's answer past ``ANSWER_MIN`` among those the host keeps
-        (``queued.Queued.keep``)."""
+        """Count a request (its payload, by identity) among those being served, or a
+        callback's answer among those the host keeps (``queued.Queued.keep``)."""
         if type(message) is not list:
             return
         kind, size = message[0] if message else None, len(message)
-        if kind == "q" and size == 5 and len(body) > HELD_MIN:
+        if kind == "q" and size == 5:
             payload = message[4]
             if type(payload) is list or type(payload) is dict:  # new, so its id is its own
                 self.held.count(payload, decoded_cost(bytes(body)), self.budget)
@@ -255,7 +252,7 @@ class FrameReader:
                         message = _orjson_loads(memoryview(chunk)[12:])
                     except ValueError:
                         message = loads(memoryview(chunk)[12:])
-                    if size > ANSWER_MIN and self.held is not None:
+                    if size > HELD_MIN and self.held is not None:
                         self._hold(message, memoryview(chunk)[12:])
                     return message
             if not chunk:
@@ -280,7 +277,7 @@ class FrameReader:
                         if size > self._cheap:
                             self._afford(body)
                         message = loads(body)
-                        if size > ANSWER_MIN and self.held is not None:
+                        if size > HELD_MIN and self.held is not None:
                             self._hold(message, body)
                         return message
                 chunk = self._chunk(until, spin)

@@ -54,7 +54,7 @@ from planlang.isolation.channel import (
     waiting,
 )
 from planlang.isolation.codec import EMPTY_KWARGS, CodecError, encode_arguments
-from planlang.isolation.frames import ANSWER_MIN, FrameReader, FrameTooCostly, plain_copy
+from planlang.isolation.frames import HELD_MIN, FrameReader, FrameTooCostly, plain_copy
 from planlang.isolation.plain import flat
 from planlang.isolation.wire import raised
 
@@ -157,7 +157,7 @@ class Lane(Endpoint):
                         answer = copied
                 else:
                     taken = ok is True and flat(answer)
-                    if taken and type(answer) is str and len(answer) > ANSWER_MIN and reader.held:
+                    if taken and type(answer) is str and len(answer) > HELD_MIN and reader.held:
                         # the word's own str, often a copy a request's decoding made
                         # (``same(big)``): counted as a copied answer is (REDTEAM11)
                         reader.held.keep(answer, sys.getsizeof(answer), reader.budget)

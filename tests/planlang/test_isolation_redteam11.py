@@ -78,6 +78,37 @@ def test_medium_answers_the_host_drops_are_not_held() -> None:
     assert box.run(MEDIUM + "result = each(lambda: big, 12000)\n") == 12000 * 60000
 
 
+def test_medium_requests_nested_on_many_threads_are_held_to_the_runs_budget() -> None:
+    """A word that calls back a plan function that calls the word again, with the same list
+    of 20,000 empty lists (60 KB as JSON, about 1.3 MB decoded), on 8 threads of a fan-out
+    word: each level's arguments are a copy alive while its word runs. Only requests past
+    64 KiB were counted, so on main the host grew by about 1 GB on a plan of 256 MB (until
+    the plan's 60 s ran out). Now the run ends on its memory limit, the host within it."""
+    peak = [0]
+    start = _resident()
+
+    def w(data: Any, f: Any) -> Any:
+        peak[0] = max(peak[0], _resident() - start)
+        return f()
+
+    def fan(thunks: Any) -> Any:
+        with ThreadPoolExecutor(8) as threads:
+            return list(threads.map(lambda thunk: thunk(), thunks))
+
+    source = (
+        "big = [[] for _ in range(20000)]\n"
+        "def f():\n    return w(big, f)\n"
+        "result = fan([lambda: w(big, f) for _ in range(8)])\n"
+    )
+    box = Sandbox(host={"w": w, "fan": fan}, limits=Limits(seconds=60, memory_mb=256),
+                  isolation="process")  # fmt: skip
+    with pytest.raises(PlanLimitError) as ended:
+        box.run(source)
+    assert ended.value.kind == "memory", ended.value
+    assert peak[0] < 500 * 2**20, f"the host grew by {peak[0] >> 20} MB"
+    assert box.run("result = 1 + 1\n") == 2
+
+
 # -- the rehearsal host, shared by every price of the process --------------------------------
 
 
