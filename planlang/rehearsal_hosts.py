@@ -148,7 +148,13 @@ class RehearsalHost:
         from planlang.sandbox.limits import Limits
 
         patience = 2 * (job.get("limits") or Limits()).seconds + ANSWER_GRACE
-        with self._lock:
+        # Busy: it rehearses another price's seed (a price's seeds go to it one at a time,
+        # from one thread), which may take that plan's time limit, twice over plus the
+        # grace, before the next of that price's. Waiting here made one price's plan set the
+        # time of every price made beside it (REDTEAM11): the seed is rehearsed here instead.
+        if not self._lock.acquire(blocking=False):
+            raise HostGone("it is rehearsing another price's seed")
+        try:
             process = self.process
             if self.gone or process is None or process.stdin is None or process.stdout is None:
                 raise HostGone("it is not running")
@@ -168,6 +174,8 @@ class RehearsalHost:
                 raise HostGone("it could not rehearse this seed")
             self.served += 1
             return answer
+        finally:
+            self._lock.release()
 
     def stop(self) -> None:
         """Kill the process (if it runs) and close its pipes."""

@@ -25,6 +25,7 @@ Encoding of values (JSON on the wire)::
 
 from __future__ import annotations
 
+import itertools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +33,7 @@ from typing import Any
 from planlang.isolation.plain import BIG as _BIG
 from planlang.isolation.plain import flat
 
-__all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments"]
+__all__ = ["CodecError", "Decoder", "Encoder", "decode_arguments", "encode_arguments", "walk_size"]
 
 _FUNCTION = types.FunctionType  # a plan's function (a thunk): a handle, never adapted
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
@@ -154,15 +155,21 @@ def _plain_subclass(value: Any) -> Any:
 
 class Decoder:
     """The JSON tree back into values. ``handles`` maps a handle's tag to a function of its
-    payload. ``guarded`` (the host's decoder) bounds the hashing of keys."""
+    payload. ``guarded`` (the host's decoder) bounds the hashing of keys; ``int_bits`` (the
+    host's) refuses integers past what a plan can make. A plan's process that skips its
+    limits sent the host any: a 16 MB frame is an int of 64 million bits, which a host word
+    squares in minutes with the interpreter's lock held (REDTEAM11)."""
 
-    __slots__ = ("handles", "made", "guarded", "budget", "_costs")
+    __slots__ = ("handles", "made", "guarded", "budget", "int_bits", "shared", "_costs")
 
-    def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool):
+    def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool,
+                 int_bits: int | None = None):  # fmt: skip
         self.handles = handles
         self.made: list[Any] = []
         self.guarded = guarded
         self.budget = HASH_BUDGET
+        self.int_bits = int_bits
+        self.shared = False  # a container was referred to again: ``walk_size`` may pass its size
         self._costs: dict[int, int] = {}
 
     def decode(self, data: Any) -> Any:
@@ -188,11 +195,20 @@ class Decoder:
             found = made[payload]
             if found is _PENDING:
                 raise CodecError("A tuple or set that holds itself cannot cross.")
+            self.shared = True
             return found
         if tag == "i":
             if type(payload) is not str:
                 raise CodecError("A frame held a malformed number.")
-            return int(payload, 16)
+            bits = self.int_bits
+            if bits is None:
+                return int(payload, 16)
+            # refused before converting if its digits say so ("-" and a digit of slack)
+            number = int(payload, 16) if len(payload) <= bits // 4 + 2 else None
+            if number is None or number.bit_length() > bits:
+                raise CodecError(f"An integer past the plan's limit of {bits:,} bits cannot "
+                                 "cross.")  # fmt: skip
+            return number
         if tag == "x":
             if type(payload) is not str or payload not in _NOT_FINITE:
                 raise CodecError("A frame held a number the protocol does not allow.")
@@ -275,6 +291,50 @@ class Decoder:
                 break
         costs[id(value)] = total
         return total
+
+
+def walk_size(value: Any, most: int) -> int:
+    """The nodes a walk of ``value`` visits (``json.dumps``, ``==``, ``repr``: each shared
+    part every time it occurs; a container met again within itself, once), counted up to
+    just past ``most``. Shared parts kept shared make ``x = [x, x]`` sixty times sixty lists,
+    and a walk of 2**60 nodes: the runtime's ``agent`` serializes its schema in C with the
+    interpreter's lock held, so one such schema stopped the host for good (REDTEAM11)."""
+    done: dict[int, int] = {}  # id of a container walked -> its size
+    path: set[int] = set()  # the containers being walked now
+    stack: list[list[Any]] = [[value, iter(_parts(value)), 1]]
+    path.add(id(value))
+    while stack:
+        top = stack[-1]
+        for part in top[1]:
+            if type(part) not in _CONTAINERS:
+                top[2] += 1
+            elif id(part) in done:
+                top[2] += done[id(part)]
+            elif id(part) in path:
+                top[2] += 1
+            else:
+                path.add(id(part))
+                stack.append([part, iter(_parts(part)), 1])
+                break
+            if top[2] > most:
+                return top[2]
+        else:
+            stack.pop()
+            path.discard(id(top[0]))
+            done[id(top[0])] = top[2]
+            if not stack:
+                return top[2]
+            stack[-1][2] += top[2]
+            if stack[-1][2] > most:
+                return stack[-1][2]
+    return 0
+
+
+def _parts(container: Any) -> Any:
+    """What a walk of a container visits next: a dict's keys and values, other items."""
+    if type(container) is dict:
+        return itertools.chain.from_iterable(container.items())
+    return container if type(container) in _CONTAINERS else ()
 
 
 def _digits(value: int) -> int:

@@ -21,8 +21,9 @@ import orjson
 
 from planlang.isolation.codec import CodecError
 
-__all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME", "decoded_cost", "dumps",
-           "loads", "plain_copy", "read_frame", "write_all", "write_frame"]  # fmt: skip
+__all__ = ["BUDGET_FLOOR", "FrameReader", "FrameTooCostly", "MAX_FRAME",
+           "decoded_cost", "dumps", "loads", "plain_copy", "read_frame", "write_all",
+           "write_frame"]  # fmt: skip
 
 # A frame: its body's length, the time it was sent (CLOCK_MONOTONIC, one clock for every
 # process of the machine: the reader learns how soon answers come), then the JSON body.
@@ -35,9 +36,13 @@ _EXPANSION = 40
 # What the host takes from one frame, at least, whatever the plan's memory limit: a result a
 # small limit allows in one process can be larger as JSON (one shared str becomes many).
 BUDGET_FLOOR = 256 * 2**20
-# A request larger than this is held to the run's budget with every other being served
-# (``FrameReader.set_budget``): smaller ones, at most 40 times this each, are not counted.
-HELD_MIN = 64 * 2**10
+# A request larger than this is held to the run's budget with every other being served, and a
+# callback's answer while the host refers to it (``FrameReader.set_budget``, ``_hold``): each
+# is a copy here where one process holds one object. Past 64 KiB only, answers of 60 KB a host
+# word gathered made the host grow by 690 MB on a plan of 256 MB, and requests of 60 KB nested
+# on 8 threads (a word calling back a plan function that calls it again) by 1 GB (REDTEAM11).
+# Below this a frame costs the host about what a reference to its value does.
+HELD_MIN = 1024
 
 
 class FrameTooCostly(CodecError):

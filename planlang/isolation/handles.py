@@ -14,7 +14,8 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain
+from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain, walk_size
+from planlang.isolation.frames import BUDGET_FLOOR
 from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback
 from planlang.isolation.word_names import plain_signature
@@ -52,6 +53,13 @@ class Handles:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._known = KnownValues()  # a worker's schema, decoded once a run
+        # The largest int taken from the plan's process (``Decoder``): a plan makes one of
+        # Limits.int_bits by *, ** and <<, and past it a bit an addition (+ is not checked),
+        # allowed here up to a bit a step
+        self._int_bits = box.limits.int_bits + box.limits.steps
+        # The largest walk of a value handed to host code: a frame within the run's budget
+        # without sharing has no more items (each takes 32 bytes of it at least, ``[0,0,...]``)
+        self._walk_most = max(box.limits.memory_mb * 2**20, BUDGET_FLOOR) // 32
 
     def _new_id(self, table: dict[int, Any], value: Any) -> int:
         key = next(self._ids)  # one numbering for all: tables shrink (iterators: ``free``)
@@ -112,14 +120,29 @@ class Handles:
                 found = self._callbacks[cid] = Callback(self, cid)  # type: ignore[arg-type]  # a _Session
         return found
 
-    def decode(self, data: Any, keywords: bool = False) -> Any:
+    def decode(self, data: Any, keywords: bool = False, handed: bool = True) -> Any:
         """What the child sent, bounded (codec.Decoder with guarded keys); ``keywords``: a
-        call's keyword arguments, whose plain values sent before are parsed again, unwalked."""
+        call's keyword arguments, whose plain values sent before are parsed again, unwalked.
+        ``handed``: for host code (a word's arguments, a callback's answer), so its walk is
+        bounded too (``codec.walk_size``): no larger than that of the largest value a frame
+        could bring without sharing. The run's result is not: it is the plan's, as in one
+        process, shared parts shared."""
         decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
-                          guarded=True)  # fmt: skip
+                          guarded=True, int_bits=self._int_bits)  # fmt: skip
         try:
-            return self._known.keywords(data, decoder.decode) if keywords else decoder.decode(data)
+            value = self._known.keywords(data, decoder.decode) if keywords else decoder.decode(
+                data)  # fmt: skip
+            if handed and decoder.shared and walk_size(value, self._walk_most) > self._walk_most:
+                raise CodecError(
+                    f"A value whose parts are shared so that a walk of it passes "
+                    f"{self._walk_most:,} items cannot be handed to the host."
+                )
+            return value
         except RecursionError:
             raise CodecError("A value from the plan nests too deeply for the host.") from None
-        except (KeyError, ValueError) as error:
+        except CodecError:
+            raise
+        # a handle's number that is none (JSON's Infinity, a list): a CodecError, so a
+        # callback's answer ends the run as a protocol break, never as the word's own error
+        except (KeyError, ValueError, TypeError, OverflowError) as error:
             raise CodecError(f"A value from the plan could not be read: {error}") from None

@@ -39,6 +39,7 @@ without tails.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -53,7 +54,7 @@ from planlang.isolation.channel import (
     waiting,
 )
 from planlang.isolation.codec import EMPTY_KWARGS, CodecError, encode_arguments
-from planlang.isolation.frames import FrameReader, plain_copy
+from planlang.isolation.frames import HELD_MIN, FrameReader, FrameTooCostly, plain_copy
 from planlang.isolation.plain import flat
 from planlang.isolation.wire import raised
 
@@ -147,14 +148,23 @@ class Lane(Endpoint):
         ok, answer = self._served(qid, "call", payload)
         takes = self._takes_tail
         if takes is not None and takes():  # after the word: as its wrapper's check
-            if ok is PLAIN:
-                reader = self._reader
-                copied = plain_copy(answer, reader.cheap, reader.held, reader.budget)
-                taken = copied is not None
-                if taken:
-                    answer = copied
-            else:
-                taken = ok is True and flat(answer)
+            reader = self._reader
+            try:
+                if ok is PLAIN:
+                    copied = plain_copy(answer, reader.cheap, reader.held, reader.budget)
+                    taken = copied is not None
+                    if taken:
+                        answer = copied
+                else:
+                    taken = ok is True and flat(answer)
+                    if taken and type(answer) is str and len(answer) > HELD_MIN and reader.held:
+                        # the word's own str, often a copy a request's decoding made
+                        # (``same(big)``): counted as a copied answer is (REDTEAM11)
+                        reader.held.keep(answer, sys.getsizeof(answer), reader.budget)
+            except FrameTooCostly as error:  # past the run's budget: it ends as a frame would
+                self.failure = error  # that the reader refused (its memory limit), never as
+                self.close(f"a frame was not allowed: {error}")  # the word's TypeError
+                raise ChannelClosed(self.closed) from None
             if taken:
                 return TAKEN, answer
         self._reply(qid, ok, answer)

@@ -333,7 +333,7 @@ class _Session(Handles):
             else:
                 result, steps = data
                 self.meter.steps = int(steps)
-                return self.decode(result)
+                return self.decode(result, handed=False)
         # what no child of ours sends (steps of inf; a kind nested past str()'s recursion)
         except (CodecError, TypeError, ValueError, OverflowError, RecursionError) as bad:
             raise PlanRuntimeError(f"TypeError: {bad}", error_type="TypeError") from None

@@ -79,9 +79,12 @@ class Queued:
                 self._sweep()
 
     def keep(self, value: Any, cost: int, budget: int | None) -> None:
-        """Count ``value``, a callback's answer, at ``cost`` while the host refers to it."""
+        """Count ``value``, a callback's answer, at ``cost`` while the host refers to it
+        (once: a host word's own str may be its answer again and again)."""
         if budget is not None:
             with self._lock:
+                if id(value) in self.kept:
+                    return
                 self._count(value, cost, budget)
                 self.kept[id(value)] = value
 

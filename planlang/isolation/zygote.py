@@ -281,7 +281,7 @@ class Zygote:
         self._lock = threading.Lock()
         self._pids: list[tuple[int, int | None]] = []  # forked, each with its pidfd if any
         self._pid_ready = threading.Condition(threading.Lock())
-        self._exits: dict[int, int] = {}
+        self._exits: dict[int, int] = {}  # by pid: one the kernel gives again is forgotten
         self._exited = threading.Condition(threading.Lock())
         self._watchers: dict[int, Callable[[], None]] = {}
         self.answer_wait = 30.0  # seconds a fork waits for the server's answer
@@ -307,6 +307,7 @@ class Zygote:
                     self._pid_ready.notify_all()
                 return
             if data[:1] == b"p":  # the pid of the child just forked (-1: none), its pidfd
+                self._exits.pop(int(data[1:]), None)  # an earlier child's, of a reused pid
                 with self._pid_ready:
                     self._pids.append((int(data[1:]), fds[0] if fds else None))
                     self._pid_ready.notify_all()
