@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import mmap
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -113,7 +114,7 @@ def steps() -> Iterator[Callable[[], object]]:
     part, then each frees some (``warming.warm_while_waiting`` runs them one at a time, at
     idle priority, until a run takes the process)."""
     if _madvise:
-        size = PAGES_A_STEP * 4096
+        size = PAGES_A_STEP * mmap.PAGESIZE
         for low, high in _interpreter:
             for start in range(low, high, size):
                 yield functools.partial(_write_ahead, start, min(high, start + size))

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from planlang.isolation import orphans, warming
+from planlang.isolation import heap_warming, orphans, warming
 from planlang.isolation.lanes import LANES
 from planlang.sandbox import limits
 from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN
@@ -218,8 +218,6 @@ def _warm_up() -> None:
 
     gc.collect()
     gc.freeze()  # the collector leaves what the forks share alone: fewer copied pages
-    from planlang.isolation import heap_warming
-
     heap_warming.learn()  # where the interpreter's writable pages are, for the forks
 
 

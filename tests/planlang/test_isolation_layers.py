@@ -11,9 +11,12 @@ Where this machine lacks a layer the test says so and skips; it never passes sil
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,17 +153,19 @@ def test_no_process_can_be_started(pools, tmp_path: Path, layer: str) -> None:  
     assert os.environ.get("PLANLANG_PROBE") is None
 
 
-def test_planlang_doctor_prints_each_layer_and_the_isolation() -> None:
-    import json
-    import subprocess
-    import sys
-
+def _doctor(isolation: str | None, *options: str) -> subprocess.CompletedProcess[str]:
+    """``planlang doctor`` as a user runs it, under ``isolation`` (None: the default)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    env.pop("PLANLANG_ISOLATION", None)  # the default, as a user gets it
-    done = subprocess.run(
-        [sys.executable, "-m", "planlang", "doctor", "--json"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    env.pop("PLANLANG_ISOLATION", None)
+    if isolation is not None:
+        env["PLANLANG_ISOLATION"] = isolation
+    command = [sys.executable, "-m", "planlang", "doctor", *options]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120,
+                          check=False)  # fmt: skip
+
+
+def test_planlang_doctor_prints_each_layer_and_the_isolation() -> None:
+    done = _doctor(None, "--json")
     report = json.loads(done.stdout)
     assert report["isolation"] == "process"
     names = {layer["name"] for layer in report["layers"]}
@@ -293,22 +298,12 @@ def test_planlang_doctor_under_in_process_isolation_says_no_layer_confines_a_pla
     the process boundary or the operating system holds it, so none is reported active (it
     said "a separate process" and every layer active, exit 0), each says it is unused, and
     the exit code is 1, as for a missing layer."""
-    import json
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-           "PLANLANG_ISOLATION": "inprocess"}  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "planlang", "doctor", "--json"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    done = _doctor("inprocess", "--json")
     report = json.loads(done.stdout)
     assert report["isolation"] == "inprocess"
     assert report["layers"] and not any(layer["active"] for layer in report["layers"])
     assert all("unused" in layer["detail"] for layer in report["layers"])
     assert done.returncode == 1
-    text = subprocess.run([sys.executable, "-m", "planlang", "doctor"], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)  # fmt: skip
+    text = _doctor("inprocess")
     assert text.returncode == 1 and "Traceback" not in text.stderr
     assert "in this process" in text.stderr
