@@ -245,8 +245,7 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("serve")
-@click.option("--config", "config", default=None,
-              help="The project file (default: ./planlang.toml).")  # fmt: skip
+@config_option
 def mcp_serve_command(config: str | None) -> None:
     """Serve check, price, submit and run of plans to an MCP client over stdio."""
     from planlang.mcp.serve_command import serve_command
@@ -256,11 +255,12 @@ def mcp_serve_command(config: str | None) -> None:
 
 @cli.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the layers as JSON.")
-def doctor_command(as_json: bool) -> None:
+@config_option
+def doctor_command(as_json: bool, config: str | None) -> None:
     """Report the confinement layers a plan's process gets on this machine."""
     from planlang.isolation import doctor
 
-    doctor.doctor(as_json)
+    doctor.doctor(as_json, config)
 
 
 def main(argv: list[str] | None = None) -> int:
