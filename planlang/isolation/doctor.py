@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, find_config
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, find_config, json_error
 from planlang.isolation import layers, resolve_mode
 from planlang.project import ProjectError, load_project
 
@@ -31,6 +31,8 @@ def doctor(as_json: bool, config: str | None = None) -> None:
         found_config = config if config is not None else find_config(Path.cwd())
         mode = resolve_mode(load_project(found_config).settings.isolation)
     except (ProjectError, ValueError) as error:
+        if as_json:
+            json_error(str(error), EXIT_USAGE)
         click.echo(f"planlang doctor: {error}", err=True)
         sys.exit(EXIT_USAGE)
     found = layers()

@@ -23,6 +23,12 @@ def run(args, capsys):
     return code, out, err
 
 
+def _json_error(out: str) -> str:
+    said = json.loads(out)
+    assert (said["ok"], said["problems"]) == (False, [])
+    return said["error"]
+
+
 @pytest.fixture
 def below(tmp_path, monkeypatch):
     """A folder below the project's: the current folder, with no planlang.toml of its own."""
@@ -39,10 +45,13 @@ def test_doctor_reads_the_planlang_toml_above_the_current_folder(tmp_path, below
                                                                  monkeypatch):  # fmt: skip
     monkeypatch.delenv("PLANLANG_ISOLATION", raising=False)
     (tmp_path / "planlang.toml").write_text(BAD_TOML)
-    code, out, err = run(["doctor", "--json"], capsys)
+    code, out, err = run(["doctor"], capsys)
     assert code == 2 and out == ""
     assert str(tmp_path / "planlang.toml") in err and "concurrency" in err
     assert len(err.strip().splitlines()) == 1
+    code, out, err = run(["doctor", "--json"], capsys)  # with --json, the error is JSON
+    assert code == 2 and err == ""
+    assert str(tmp_path / "planlang.toml") in _json_error(out)
 
 
 def test_doctor_takes_the_project_given_by_config(tmp_path, capsys, monkeypatch):
@@ -72,3 +81,64 @@ def test_mcp_serve_reads_the_planlang_toml_above_the_current_folder(tmp_path, be
     assert done.returncode == 2, done.stderr
     assert str(tmp_path / "planlang.toml") in done.stderr and "concurrency" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+# -- --json errors are JSON ---------------------------------------------------------------------
+
+PLAN = 'phase("a")\nresult = agent("hi")\n'
+
+
+@pytest.fixture
+def plan(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "plan.py"
+    path.write_text(PLAN)
+    return str(path)
+
+
+NO_SUCH = [["show", "20261202-000000-00000000-000000"], ["approve", "7"], ["reject", "7"],
+           ["raise", "nope", "3"], ["cancel", "nope"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", NO_SUCH)
+def test_a_usage_error_with_json_is_json_with_exit_2(plan, capsys, command):
+    code, out, err = run([*command, "--json"], capsys)
+    assert code == 2 and err == ""
+    assert "no run" in _json_error(out) or "There is no plan 7" in _json_error(out)
+
+
+@pytest.mark.parametrize("command", [["held"], ["approve", "1"], ["show", "x"], ["runs"],
+                                     ["submit", "PLAN"]])  # fmt: skip
+def test_a_gate_or_config_error_with_json_is_json(plan, tmp_path, capsys, command):
+    state = tmp_path / ".planlang"
+    state.mkdir()
+    (state / "gate.db").write_text("not a database, " * 100)
+    if command[0] in ("show", "runs"):  # no gate: a project file that is not TOML
+        (tmp_path / "planlang.toml").write_text("[planlang\n")
+    code, out, err = run([plan if arg == "PLAN" else arg for arg in command] + ["--json"], capsys)
+    assert code == 2 and err == ""
+    error = _json_error(out)
+    assert "not a gate store" in error or "not valid TOML" in error
+
+
+def test_approving_a_rejected_plan_with_json_is_json_with_exit_1(plan, tmp_path, capsys):
+    (tmp_path / "planlang.toml").write_text("[gate]\nmax_ceiling = 0.001\n")
+    assert run(["submit", plan], capsys)[0] == 1
+    assert run(["reject", "1"], capsys)[0] == 0
+    code, out, err = run(["approve", "1", "--json"], capsys)
+    assert code == 1 and err == ""
+    assert _json_error(out) == "Plan 1 was rejected by a person; submit it again."
+    code, out, err = run(["reject", "1", "--json"], capsys)
+    assert code == 1 and "not held" in _json_error(out)
+
+
+def test_show_of_a_run_whose_records_are_not_json_is_one_line(plan, tmp_path, capsys):
+    folder = tmp_path / ".planlang" / "runs" / "r1"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"id": "r1", "status": "completed"}))
+    (folder / "threads.json").write_text("[{")
+    code, out, err = run(["show", "r1", "--json"], capsys)
+    assert code == 2 and "threads.json is unreadable" in _json_error(out)
+    code, out, err = run(["show", "r1"], capsys)
+    assert code == 2 and err.startswith("Error: run 'r1': threads.json is unreadable: ")
+    assert len(err.splitlines()) == 1
