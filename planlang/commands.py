@@ -36,7 +36,7 @@ from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.run import endpoint_client, front_door, start_run
-from planlang.run_records import list_runs, new_run_folder, read_meta, write_start
+from planlang.run_records import list_runs, meta_problem, new_run_folder, read_meta, write_start
 from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, send_request, watch
 from runtime.stores import StoreUnavailable
@@ -319,6 +319,9 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
 def _run_folder(config: str | None, run_id: str) -> Path:
     folder = _project(config).state_dir / "runs" / run_id
     if read_meta(folder) is None:
+        why = meta_problem(folder) if folder.is_dir() else None
+        if why is not None:
+            raise PlanFileError(f"run {run_id!r}: {why}")
         raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
     return folder
 
@@ -333,6 +336,9 @@ def runs_command(config: str | None, as_json: bool = False) -> None:
     if not metas:
         click.echo("No runs yet.")
     for meta in metas:
+        if meta["status"] == "unreadable":
+            click.echo(f"{meta['id']}  {'unreadable':<17}  {meta['error']}")
+            continue
         total = meta.get("accounting", {}).get("total", {})
         calls, credits = total.get("calls", 0), total.get("credits", 0.0)
         click.echo(f"{meta['id']}  {meta['status']:<17}  {meta.get('filename')}  "

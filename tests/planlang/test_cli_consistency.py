@@ -142,3 +142,40 @@ def test_show_of_a_run_whose_records_are_not_json_is_one_line(plan, tmp_path, ca
     code, out, err = run(["show", "r1"], capsys)
     assert code == 2 and err.startswith("Error: run 'r1': threads.json is unreadable: ")
     assert len(err.splitlines()) == 1
+
+
+# -- runs lists a run whose record is unreadable ---------------------------------------------
+
+
+def _runs_with_a_broken_one(tmp_path: Path, broken: str) -> Path:
+    runs = tmp_path / ".planlang" / "runs"
+    good = {"id": "20261202-100000-aaaaaaaa-000001", "status": "completed", "filename": "p.py",
+            "started": 1.0, "accounting": {"total": {"calls": 2, "credits": 0.5}}}  # fmt: skip
+    (runs / good["id"]).mkdir(parents=True)
+    (runs / good["id"] / "meta.json").write_text(json.dumps(good))
+    (runs / "20261202-110000-bbbbbbbb-000002").mkdir()
+    (runs / "20261202-110000-bbbbbbbb-000002" / "meta.json").write_text(broken)
+    return runs
+
+
+BROKEN = [('{"id": "half', "meta.json: not JSON ("),
+          ("[1, 2]", "meta.json: a JSON list, not an object")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("broken", "why"), BROKEN)
+def test_runs_lists_a_run_whose_meta_json_is_unreadable(tmp_path, capsys, monkeypatch, broken,
+                                                        why):  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    _runs_with_a_broken_one(tmp_path, broken)
+    code, out, err = run(["runs"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("20261202-100000-aaaaaaaa-000001  completed")
+    assert lines[1].startswith("20261202-110000-bbbbbbbb-000002  unreadable ")
+    assert why in lines[1]
+    code, out, err = run(["runs", "--json"], capsys)
+    listed = json.loads(out)["runs"]
+    assert code == 0 and [m["status"] for m in listed] == ["completed", "unreadable"]
+    assert listed[1]["id"] == "20261202-110000-bbbbbbbb-000002" and why in listed[1]["error"]
+    code, out, err = run(["show", "20261202-110000-bbbbbbbb-000002"], capsys)  # not "no run"
+    assert code == 2 and err.startswith("Error: run '20261202-110000-bbbbbbbb-000002': " + why)
