@@ -179,3 +179,32 @@ def test_runs_lists_a_run_whose_meta_json_is_unreadable(tmp_path, capsys, monkey
     assert listed[1]["id"] == "20261202-110000-bbbbbbbb-000002" and why in listed[1]["error"]
     code, out, err = run(["show", "20261202-110000-bbbbbbbb-000002"], capsys)  # not "no run"
     assert code == 2 and err.startswith("Error: run '20261202-110000-bbbbbbbb-000002': " + why)
+
+
+# -- the right article -----------------------------------------------------------------------
+
+
+class Thing:
+    pass
+
+
+@pytest.mark.parametrize("isolation", ["process", "inprocess"])
+def test_a_word_that_gives_an_object_says_an_object(isolation):
+    # "word() gave a object, which is not plain data."
+    from planlang import HostWord, PlanRuntimeError, Sandbox
+
+    box = Sandbox(host={"word": HostWord(lambda: object())}, isolation=isolation)
+    with pytest.raises(PlanRuntimeError) as raised:
+        box.run("result = word()\n")
+    assert "gave an object, which is not plain data" in str(raised.value)
+    box = Sandbox(host={"word": HostWord(lambda: Thing())}, isolation=isolation)
+    with pytest.raises(PlanRuntimeError, match="gave a Thing, which is not plain data"):
+        box.run("result = word()\n")
+
+
+def test_a_kind_takes_the_article_its_sound_takes():
+    from planlang.errors import a_kind
+
+    assert [a_kind(n) for n in ("object", "int", "list", "Ellipsis", "")] == [
+        "an object", "an int", "a list", "an Ellipsis", "a "]  # fmt: skip
+    assert a_kind("int", capital=True) == "An int" and a_kind("str", capital=True) == "A str"
