@@ -208,3 +208,17 @@ def test_a_kind_takes_the_article_its_sound_takes():
     assert [a_kind(n) for n in ("object", "int", "list", "Ellipsis", "")] == [
         "an object", "an int", "a list", "an Ellipsis", "a "]  # fmt: skip
     assert a_kind("int", capital=True) == "An int" and a_kind("str", capital=True) == "A str"
+
+
+# -- an option that would be ignored ---------------------------------------------------------
+
+
+def test_stdin_filename_without_a_dash_is_a_usage_error(plan, capsys):
+    # 'planlang check plan.py --stdin-filename other.py' checked plan.py, ignoring the option.
+    said = ("--stdin-filename other.py: it names the plan read from '-', and no path is '-'; add "
+            "'-' or leave the option out")  # fmt: skip
+    code, out, err = run(["check", plan, "--stdin-filename", "other.py"], capsys)
+    assert (code, out, err) == (2, "", f"error: {said}\n")
+    code, out, err = run(["check", plan, "--stdin-filename", "other.py", "--json"], capsys)
+    assert code == 2 and json.loads(out) == {"ok": False, "checked": 0, "problems": [],
+                                             "errors": [said]}  # fmt: skip
