@@ -136,6 +136,11 @@ def check_paths(paths: tuple[str, ...], output_format: str, stdin_filename: str 
     problems: list[Problem] = []
     errors: list[str] = []
     checked = 0
+    if stdin_filename is not None and "-" not in paths:  # it would be silently ignored
+        errors.append(f"--stdin-filename {stdin_filename}: it names the plan read from '-', "
+                      "and no path is '-'; add '-' or leave the option out")  # fmt: skip
+        _report(problems, errors, checked, output_format)
+        return EXIT_USAGE
     hosts: dict[str, frozenset[str]] = {}
     for plan in _plan_files(paths, stdin_filename):
         if isinstance(plan, str):

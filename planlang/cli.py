@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from planlang.cli_support import EXIT_OK, EXIT_USAGE, FiniteFloat
+from planlang.cli_support import EXIT_OK, EXIT_USAGE, FiniteFloat, json_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -89,7 +89,8 @@ def submit_command(path: str, as_json: bool, config: str | None) -> None:
     """Check, price and decide on a plan without running it (exit 1 if held)."""
     from planlang import commands
 
-    commands.submit_command(path, as_json, config)
+    with json_errors(as_json):
+        commands.submit_command(path, as_json, config)
 
 
 @cli.command("approve")
@@ -101,7 +102,8 @@ def approve_command(plan_id: int, by: str, as_json: bool, config: str | None) ->
     """Approve a held plan by its ID."""
     from planlang import commands
 
-    commands.approve_command(plan_id, by, config, as_json)
+    with json_errors(as_json):
+        commands.approve_command(plan_id, by, config, as_json)
 
 
 @cli.command("reject")
@@ -113,7 +115,8 @@ def reject_command(plan_id: int, by: str, as_json: bool, config: str | None) -> 
     """Refuse a held plan by its ID; it is never run."""
     from planlang import commands
 
-    commands.reject_command(plan_id, by, config, as_json)
+    with json_errors(as_json):
+        commands.reject_command(plan_id, by, config, as_json)
 
 
 @cli.command("held")
@@ -123,7 +126,8 @@ def held_command(as_json: bool, config: str | None) -> None:
     """List plans the gate holds for a person, with their price and problems."""
     from planlang import commands
 
-    commands.held_command(config, as_json)
+    with json_errors(as_json):
+        commands.held_command(config, as_json)
 
 
 @cli.command("run")
@@ -161,7 +165,8 @@ def runs_command(as_json: bool, config: str | None) -> None:
     """List past runs, newest last (one without an end record is listed as interrupted)."""
     from planlang import commands
 
-    commands.runs_command(config, as_json)
+    with json_errors(as_json):
+        commands.runs_command(config, as_json)
 
 
 @cli.command("show")
@@ -176,7 +181,8 @@ def show_command(run_id: str, as_json: bool, as_html: bool, output: str | None,
     from planlang import commands
 
     _one_output(as_json, as_html, output)
-    commands.show_command(run_id, config, as_json, as_html, output)
+    with json_errors(as_json):
+        commands.show_command(run_id, config, as_json, as_html, output)
 
 
 @cli.command("report")
@@ -210,7 +216,8 @@ def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) ->
     """Raise the credit cap of a live run (from another shell)."""
     from planlang import commands
 
-    commands.raise_command(run_id, cap, config, as_json)
+    with json_errors(as_json):
+        commands.raise_command(run_id, cap, config, as_json)
 
 
 @cli.command("cancel")
@@ -221,7 +228,8 @@ def cancel_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Cancel a live run (from another shell); calls on the wire finish and are stored."""
     from planlang import commands
 
-    commands.cancel_command(run_id, config, as_json)
+    with json_errors(as_json):
+        commands.cancel_command(run_id, config, as_json)
 
 
 @cli.group("ledger")
@@ -245,8 +253,7 @@ def mcp_group() -> None:
 
 
 @mcp_group.command("serve")
-@click.option("--config", "config", default=None,
-              help="The project file (default: ./planlang.toml).")  # fmt: skip
+@config_option
 def mcp_serve_command(config: str | None) -> None:
     """Serve check, price, submit and run of plans to an MCP client over stdio."""
     from planlang.mcp.serve_command import serve_command
@@ -256,11 +263,12 @@ def mcp_serve_command(config: str | None) -> None:
 
 @cli.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print the layers as JSON.")
-def doctor_command(as_json: bool) -> None:
+@config_option
+def doctor_command(as_json: bool, config: str | None) -> None:
     """Report the confinement layers a plan's process gets on this machine."""
     from planlang.isolation import doctor
 
-    doctor.doctor(as_json)
+    doctor.doctor(as_json, config)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,11 +6,14 @@ commands past ``check``) both import it, and it imports nothing of theirs.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -18,8 +21,8 @@ from planlang.check import MAX_SOURCE_BYTES
 
 __all__ = [
     "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
-    "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "read_plan",
-    "read_stdin",
+    "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "json_error", "json_errors",
+    "read_plan", "read_stdin",
 ]  # fmt: skip
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -29,6 +32,25 @@ class PlanFileError(click.ClickException):
     """A plan file could not be read; exit code 2."""
 
     exit_code = EXIT_USAGE
+
+
+def json_error(message: str, exit_code: int) -> NoReturn:
+    """Print an error as a ``--json`` command does, on stdout, and exit with ``exit_code``:
+    ``{"ok": false, "error": message, "problems": []}`` (docs/CLI.md, JSON shapes)."""
+    click.echo(json.dumps({"ok": False, "error": message, "problems": []}))
+    sys.exit(exit_code)
+
+
+@contextmanager
+def json_errors(as_json: bool) -> Iterator[None]:
+    """With ``--json``, a usage, configuration or I/O error of the body (a ``ClickException``,
+    exit 2) is printed as JSON (``json_error``) with the same exit code; without, as it was."""
+    try:
+        yield
+    except click.ClickException as error:
+        if not as_json:
+            raise
+        json_error(error.format_message(), error.exit_code)
 
 
 class FiniteFloat(click.FloatRange):

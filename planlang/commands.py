@@ -14,14 +14,21 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 
 from planlang.cli_ledger import open_ledger, open_shared_budget
 from planlang.cli_report import price_html, run_html
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, find_config, read_plan
+from planlang.cli_support import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    PlanFileError,
+    find_config,
+    json_error,
+    read_plan,
+)
 from planlang.errors import PlanRefused
 from planlang.gate import Gate
 from planlang.gate_seal import KeyFileError
@@ -29,7 +36,7 @@ from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
 from planlang.report import print_price, print_run
 from planlang.run import endpoint_client, front_door, start_run
-from planlang.run_records import list_runs, new_run_folder, read_meta, write_start
+from planlang.run_records import list_runs, meta_problem, new_run_folder, read_meta, write_start
 from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, send_request, watch
 from runtime.stores import StoreUnavailable
@@ -172,6 +179,15 @@ def submit_command(path: str, as_json: bool, config: str | None) -> None:
     sys.exit(EXIT_OK if decision.approved else EXIT_REFUSED)
 
 
+def _decision_refused(why: str, as_json: bool) -> NoReturn:
+    """The gate would not take a decision (a rejected plan approved, a decided one rejected):
+    exit 1, said on stderr, or as JSON on stdout with ``--json``."""
+    if as_json:
+        json_error(why, EXIT_REFUSED)
+    click.echo(f"error: {why}", err=True)
+    sys.exit(EXIT_REFUSED)
+
+
 def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Approve a held plan by its ID."""
     gate = _gate(_project(config), words=False)
@@ -181,8 +197,7 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
     except KeyError as error:
         raise PlanFileError(str(error.args[0])) from None
     except PlanRefused as error:
-        click.echo(f"error: {error.__cause__ or error}", err=True)
-        sys.exit(EXIT_REFUSED)
+        _decision_refused(str(error.__cause__ or error), as_json)
     summary = gate.summary(approved.id)
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
@@ -201,8 +216,7 @@ def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = Fa
     except KeyError as error:
         raise PlanFileError(str(error.args[0])) from None
     except ValueError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_REFUSED)
+        _decision_refused(str(error), as_json)
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
     else:
@@ -305,6 +319,9 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
 def _run_folder(config: str | None, run_id: str) -> Path:
     folder = _project(config).state_dir / "runs" / run_id
     if read_meta(folder) is None:
+        why = meta_problem(folder) if folder.is_dir() else None
+        if why is not None:
+            raise PlanFileError(f"run {run_id!r}: {why}")
         raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
     return folder
 
@@ -319,6 +336,9 @@ def runs_command(config: str | None, as_json: bool = False) -> None:
     if not metas:
         click.echo("No runs yet.")
     for meta in metas:
+        if meta["status"] == "unreadable":
+            click.echo(f"{meta['id']}  {'unreadable':<17}  {meta['error']}")
+            continue
         total = meta.get("accounting", {}).get("total", {})
         calls, credits = total.get("calls", 0), total.get("credits", 0.0)
         click.echo(f"{meta['id']}  {meta['status']:<17}  {meta.get('filename')}  "
@@ -335,11 +355,9 @@ def show_command(run_id: str, config: str | None, as_json: bool = False, as_html
         run_html(folder, output)
         return
     meta = read_meta(folder) or {}
-    threads_path = folder / "threads.json"
-    threads = json.loads(threads_path.read_text()) if threads_path.exists() else []
+    threads = _record(folder / "threads.json", run_id, [])
     if as_json:
-        result_path = folder / "result.json"
-        result = json.loads(result_path.read_text()) if result_path.exists() else None
+        result = _record(folder / "result.json", run_id, None)
         shown = {"meta": meta, "workers": threads, "result": result}
         click.echo(json.dumps(shown, indent=2, default=str))
         return
@@ -348,6 +366,16 @@ def show_command(run_id: str, config: str | None, as_json: bool = False, as_html
     if result_path.exists():
         click.echo(f"Result (planlang result {run_id}):")
         click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def _record(path: Path, run_id: str, missing: Any) -> Any:
+    """A JSON file of a run's folder (``missing`` if there is none); one line if unreadable."""
+    if not path.exists():
+        return missing
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: {error}") from None
 
 
 def result_command(run_id: str, config: str | None) -> None:

@@ -42,6 +42,12 @@ class Problem:
         }
 
 
+def a_kind(name: str, *, capital: bool = False) -> str:
+    """``name`` (a type's) with its indefinite article: "an object", "a list" ("An", "A")."""
+    article = "an" if name[:1].lower() in tuple("aeiou") else "a"
+    return f"{article.capitalize() if capital else article} {name}"
+
+
 class PlanError(Exception):
     """Base of every error a plan can cause."""
 

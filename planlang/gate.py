@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planlang.binding import HostProvider, plan_sandbox, run_host_words, run_plan
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
-from planlang.errors import PlanRefused, TamperedPlan
+from planlang.errors import PlanRefused, TamperedPlan, a_kind
 from planlang.gate_seal import default_key_path, load_key, seal_decision, seal_holds
 from planlang.gate_store import open_store
 from planlang.price import PriceReport, price
@@ -153,7 +153,7 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
     objects are not callables, so they cannot be run at all.
     """
     if not isinstance(plan, ApprovedPlan):
-        raise TamperedPlan(f"a {type(plan).__name__} is not an approved plan")
+        raise TamperedPlan(f"{a_kind(type(plan).__name__)} is not an approved plan")
     plan.verify()
     gate = plan.gate
     words, _origins = run_host_words(run, plan.filename)

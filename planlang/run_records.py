@@ -14,6 +14,8 @@ The folder holds:
 
 A run whose ``meta.json`` still says ``running`` while its process is gone (SIGKILL, power
 loss) is listed as ``interrupted``: it has no end record, and a rerun resumes from the ledger.
+One whose ``meta.json`` cannot be read (not JSON, not an object) is listed as ``unreadable``,
+with why.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from typing import Any
 
 from planlang import result_json
 
-__all__ = ["failure_groups", "list_runs", "new_run_folder", "read_meta", "retry_failed",
-           "write_end", "write_json", "write_start"]  # fmt: skip
+__all__ = ["failure_groups", "list_runs", "meta_problem", "new_run_folder", "read_meta",
+           "retry_failed", "write_end", "write_json", "write_start"]  # fmt: skip
 
 END_STATUSES = ("completed", "failed", "cancelled", "interrupted", "stopped-at-budget")
 
@@ -79,22 +81,58 @@ def write_end(folder: Path, *, status: str, run: Any, result: Any, cap: float | 
 
 
 def read_meta(folder: Path) -> dict[str, Any] | None:
+    """The run's ``meta.json``; None if there is none or it cannot be read (``meta_problem``)."""
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(meta, dict):
+        return None
     if meta.get("status") == "running" and not _alive(meta.get("pid")):
         meta["status"] = "interrupted"  # no end record, and its process is gone
-    return meta if isinstance(meta, dict) else None
+    return meta
+
+
+def meta_problem(folder: Path) -> str | None:
+    """Why the ``meta.json`` of ``folder`` cannot be read, in one line; None if it can (or if
+    there is none: a folder without one is no run's)."""
+    path = folder / "meta.json"
+    if not path.exists():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        return f"meta.json: cannot read: {error.strerror or error}"
+    except UnicodeDecodeError as error:
+        return f"meta.json: not UTF-8 text (byte {error.start})"
+    except ValueError as error:
+        return f"meta.json: not JSON ({error})"
+    if not isinstance(meta, dict):
+        return f"meta.json: a JSON {type(meta).__name__}, not an object"
+    return None
 
 
 def list_runs(runs_dir: Path) -> list[dict[str, Any]]:
-    """Every run with a readable record, oldest first."""
+    """Every run, oldest first: its record, or for a run whose ``meta.json`` cannot be read
+    ``{"id", "status": "unreadable", "error"}`` (listed, not dropped; placed by its folder's
+    time)."""
     if not runs_dir.is_dir():
         return []
-    metas = [read_meta(folder) for folder in runs_dir.iterdir() if folder.is_dir()]
-    found = [m for m in metas if m is not None]
-    return sorted(found, key=lambda m: (m.get("started") or m.get("finished") or 0, m["id"]))
+    found: list[tuple[float, str, dict[str, Any]]] = []
+    for folder in runs_dir.iterdir():
+        if not folder.is_dir():
+            continue
+        meta = read_meta(folder)
+        if meta is None:
+            why = meta_problem(folder)
+            if why is None:  # no meta.json: no run's record (or one a moment from written)
+                continue
+            meta = {"id": folder.name, "status": "unreadable", "error": why}
+            when = folder.stat().st_mtime
+        else:
+            when = meta.get("started") or meta.get("finished") or 0
+        found.append((when if isinstance(when, int | float) else 0, str(meta.get("id")), meta))
+    return [meta for *_, meta in sorted(found, key=lambda item: item[:2])]
 
 
 def _alive(pid: Any) -> bool:

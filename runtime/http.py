@@ -5,6 +5,12 @@ trouble is retried with exponential backoff and full jitter: connection errors, 
 429 (waiting at least as long as ``Retry-After`` says) and 5xx. Anything else, including a
 body that is not the expected JSON, is a ``ClientError``: an error, never an answer.
 
+A call made through ``call_until(stop, ...)`` (the front door makes every paid call so, with
+its run's ``stop``) stops retrying once ``stop()`` says True: no attempt starts after it, a
+backoff sleep under way is cut short (``stop`` is asked every 50 ms), and the call ends with
+``RunCancelled``. An attempt already on the wire is not abandoned: the server may bill it, so
+its answer is waited for (at most ``timeout``), returned, and stored and billed by the caller.
+
 The API key goes into the Authorization header and nowhere else. Error messages quote the
 server's body only after redacting the key, and repr/str never show it.
 """
@@ -21,10 +27,11 @@ from typing import Any
 
 import httpx
 
-from .errors import ClientError
+from .errors import ClientError, RunCancelled
 from .reply import Reply
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
+_STOP_POLL = 0.05  # how often a backoff sleep asks whether the run was cancelled
 
 
 class HTTPClient:
@@ -68,17 +75,53 @@ class HTTPClient:
         return max(backoff, retry_after) if retry_after is not None else backoff
 
     def __call__(self, model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        return self.call_until(None, model, messages, **params)
+
+    def call_until(
+        self,
+        stop: Callable[[], bool] | None,
+        model: str,
+        messages: list[dict[str, Any]],
+        **params: Any,
+    ) -> Reply:
+        """``self(model, messages, **params)``, retrying only while ``stop()`` says False.
+
+        Once it says True, no attempt starts and no backoff sleep goes on: ``RunCancelled``.
+        The attempt on the wire when it turns True finishes (its answer is returned)."""
         body = {"model": model, "messages": messages, **params}
         started = time.perf_counter()
         attempt = 0
         while True:
+            if stop is not None and stop():
+                raise self._cancelled(attempt, None)
             try:
                 return self._once(body, model, started)
             except ClientError as exc:
                 if not exc.retryable or attempt >= self.retries:
                     raise
-                self._sleep(self._delay(attempt, exc.retry_after))
+                self._pause(self._delay(attempt, exc.retry_after), stop, attempt + 1, exc)
                 attempt += 1
+
+    def _pause(self, seconds: float, stop: Callable[[], bool] | None, attempts: int,
+               last: ClientError) -> None:  # fmt: skip
+        """The backoff sleep; with ``stop``, slept in slices that each ask it first."""
+        if stop is None:
+            self._sleep(seconds)
+            return
+        left = seconds
+        while left > 0:
+            if stop():
+                raise self._cancelled(attempts, last)
+            step = min(left, _STOP_POLL)
+            self._sleep(step)
+            left -= step
+
+    def _cancelled(self, attempts: int, last: ClientError | None) -> RunCancelled:
+        said = "" if last is None else f"; the last attempt failed: {last}"
+        return RunCancelled(
+            f"The run was cancelled, so the call to {self.url} was not tried again "
+            f"({attempts} attempt(s) made{said})."
+        )
 
     def _once(self, body: dict[str, Any], model: str, started: float) -> Reply:
         try:

@@ -9,6 +9,8 @@ The order is the contract, because it decides what costs money:
    (with a ledger: the same question in flight here or in another process is waited for)
 5. budget admission (reserve the role's price; may wait at the cap)
 6. the client      -> a failure releases the reservation: neither billed nor stored
+   (a client with ``call_until`` is given the run's ``stop``: no retry starts once it is
+   cancelled, and the call ends with ``RunCancelled``, released like a failure)
 7. store in the ledger, then settle the actual credits
 """
 
@@ -174,7 +176,8 @@ class LLM:
         """Budget admission, the client, then store and settle: the only place money goes."""
         reservation = self.budget.admit(price, stop=stop, on_wait=on_wait, on_resume=on_resume)
         try:
-            answer = self._call(self.client, model_name, messages, params)  # type: ignore[arg-type]
+            answer = self._call(self.client, model_name, messages, params,  # type: ignore[arg-type]
+                                stop)  # fmt: skip
         except BaseException:
             self.budget.release(reservation)
             self._count("failed")
@@ -193,11 +196,21 @@ class LLM:
 
     @staticmethod
     def _call(
-        client: Client, model: str, messages: list[dict[str, Any]], params: dict[str, Any]
+        client: Client,
+        model: str,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        stop: Callable[[], bool] | None = None,
     ) -> Reply:
+        """The client's answer. A client with ``call_until`` (``HTTPClient``) is given ``stop``,
+        so a cancelled run starts no retry of the call (it ends with ``RunCancelled``)."""
+        until = None if stop is None else getattr(client, "call_until", None)
         try:
-            answer = client(model, messages, **params)
-        except ClientError:
+            if until is None:
+                answer = client(model, messages, **params)
+            else:
+                answer = until(stop, model, messages, **params)
+        except (ClientError, RunCancelled):
             raise
         except Exception as exc:  # a buggy client must not end the run, only this call
             raise ClientError(f"The client failed: {type(exc).__name__}: {exc}") from exc

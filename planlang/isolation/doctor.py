@@ -2,31 +2,37 @@
 
 Starts one plan process (as every run would) and prints each layer it reports, active or
 missing with the reason, and the isolation runs get here (``[planlang] isolation`` or
-``PLANLANG_ISOLATION``). Exit code 0 when every layer is active, 1 when one is missing, so a
-deployment check can insist on them; under ``inprocess`` isolation none is active (a plan
-runs in the caller's process), and the exit code is 1.
+``PLANLANG_ISOLATION``; the project is ``--config``, else the ``planlang.toml`` nearest above
+the current folder, as every other command finds it). Exit code 0 when every layer is active,
+1 when one is missing, so a deployment check can insist on them; under ``inprocess``
+isolation none is active (a plan runs in the caller's process), and the exit code is 1.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, find_config, json_error
 from planlang.isolation import layers, resolve_mode
 from planlang.project import ProjectError, load_project
 
 __all__ = ["doctor"]
 
 
-def doctor(as_json: bool) -> None:
+def doctor(as_json: bool, config: str | None = None) -> None:
     """Report the confinement layers a plan's process gets here (the ``planlang doctor``
-    command's body)."""
+    command's body), under the isolation of the project of ``config`` (else the
+    ``planlang.toml`` nearest above the current folder)."""
     try:
-        mode = resolve_mode(load_project().settings.isolation)
+        found_config = config if config is not None else find_config(Path.cwd())
+        mode = resolve_mode(load_project(found_config).settings.isolation)
     except (ProjectError, ValueError) as error:
+        if as_json:
+            json_error(str(error), EXIT_USAGE)
         click.echo(f"planlang doctor: {error}", err=True)
         sys.exit(EXIT_USAGE)
     found = layers()

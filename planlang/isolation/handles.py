@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from planlang.errors import a_kind
 from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain, walk_size
 from planlang.isolation.frames import BUDGET_FLOOR
 from planlang.isolation.known_values import KnownValues
@@ -105,7 +106,9 @@ class Handles:
                 return {"c": value.cid}
             if isinstance(value, HostProxy):
                 return self._object(value)
-            raise CodecError(f"{where} gave a {type(value).__name__}, which is not plain data.")
+            raise CodecError(
+                f"{where} gave {a_kind(type(value).__name__)}, which is not plain data."
+            )
 
         return handle
 

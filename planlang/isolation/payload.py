@@ -10,6 +10,7 @@ import marshal
 import types
 from typing import Any
 
+from planlang.errors import a_kind
 from planlang.isolation.codec import CodecError, Encoder
 from planlang.sandbox.deep_stack import needs_deep_stack
 from planlang.sandbox.inprocess import used_names
@@ -33,4 +34,4 @@ def limits_payload(limits: Limits) -> Any:
 
 
 def _no_handles(value: Any) -> Any:
-    raise CodecError(f"A {type(value).__name__} is not a limit.")
+    raise CodecError(f"{a_kind(type(value).__name__, capital=True)} is not a limit.")

@@ -15,6 +15,7 @@ import threading
 import types
 from typing import Any
 
+from planlang.errors import a_kind
 from planlang.isolation.channel import PLAIN, Endpoint
 from planlang.isolation.codec import (
     CodecError,
@@ -99,7 +100,9 @@ class Peer:
         if callable(value) and not isinstance(value, type):
             return {"c": self._function_id(value)}
         # a TypeError, as the plan gets in one process, where the word's answer is refused
-        raise TypeError(f"A {type(value).__name__} cannot be handed to the host.")
+        raise TypeError(
+            f"{a_kind(type(value).__name__, capital=True)} cannot be handed to the host."
+        )
 
     def _function_id(self, value: Any) -> int:
         key = id(value)

@@ -15,6 +15,7 @@ from itertools import chain, islice
 from typing import Any
 
 from planlang import language as L
+from planlang.errors import a_kind
 from planlang.sandbox.limits import Meter
 from planlang.sandbox.plan_builtins import PlanDict, PlanType
 from planlang.sandbox.sizes import _CHUNK, _FIXED_SIZE, _NUMBERS, _SMALL_LOOP, Sizes, wrappers
@@ -95,7 +96,7 @@ class Guards:
         if isinstance(obj, BaseException) and name in L.EXCEPTION_ATTRIBUTES:
             return getattr(obj, name)
         raise AttributeError(
-            f"{name!r} is not an attribute a plan may use on a {type(obj).__name__} value."
+            f"{name!r} is not an attribute a plan may use on {a_kind(type(obj).__name__)} value."
         )
 
     wrap_host_word: Callable[..., Any]  # (name, fn, fresh=False, text=False) -> a host word
@@ -108,7 +109,7 @@ class Guards:
             return obj
         if isinstance(obj, ReadOnlyDict | ReadOnlyList):
             raise TypeError(_READ_ONLY)
-        raise TypeError(f"A plan cannot change items of a {type(obj).__name__} value.")
+        raise TypeError(f"A plan cannot change items of {a_kind(type(obj).__name__)} value.")
 
     def setslice(self, container: Any, index: slice, value: Any) -> None:
         """``xs[a:b] = ys``: the list may grow by ``len(ys)``; ``xs[len(xs):] = xs`` doubles."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any
 
+from planlang.errors import a_kind
 from planlang.sandbox.limits import Meter
 from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
@@ -269,7 +270,7 @@ class Walks:
         size = self.meter.limits.size
         cost = text_size(value, size)
         if cost > size:
-            self.meter.allow_size(cost, f"{what} of a {type(value).__name__}")
+            self.meter.allow_size(cost, f"{what} of {a_kind(type(value).__name__)}")
         elif cost > 1024:
             self.meter.charge(cost >> 10)
         return value

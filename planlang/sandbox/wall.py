@@ -14,6 +14,8 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from planlang.errors import a_kind
+
 __all__ = ["HostObject", "HostProxy", "HostWord", "ReadOnlyDict", "ReadOnlyList", "READONLY_TYPES"]
 
 SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
@@ -249,4 +251,4 @@ class _Thaw:
             return copy(dataclasses.asdict(value))
         if isinstance(value, list | tuple):  # subclasses such as named tuples
             return list(map(copy, value))
-        raise TypeError(f"{self.where} gave a {kind.__name__}, which is not plain data.")
+        raise TypeError(f"{self.where} gave {a_kind(kind.__name__)}, which is not plain data.")

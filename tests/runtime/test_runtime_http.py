@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Callable
+
 import pytest
 from fake_key import KEY
 
-from runtime import LLM, Budget, ClientError, HTTPClient, Ledger, http_client
+from runtime import LLM, Budget, ClientError, HTTPClient, Ledger, Run, RunCancelled, http_client
 from runtime.testing import FakeOpenAI
 
 ASK = [{"role": "user", "content": "hello"}]
@@ -122,5 +126,79 @@ def test_failed_calls_are_neither_billed_nor_stored(server: FakeOpenAI, fault: s
         server.faults.clear()
         reply = llm.chat(ASK, role="scan")  # the next call is paid once and stored
     assert reply.text == "echo: hello" and len(ledger) == 1
+    assert llm.budget.spent == pytest.approx(0.01)
+    ledger.close()
+
+
+# -- a cancelled run retries nothing ---------------------------------------------------------
+# The bound each test waits (30 s) is far below what the old client took (the retries' sleeps:
+# an hour of Retry-After, or backoffs of up to an hour) and far above what a cancel takes.
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.005)
+
+
+def _one_agent(client: HTTPClient) -> tuple[Run, LLM, Ledger]:
+    ledger = Ledger(":memory:")
+    llm = LLM(ledger, client=client, budget=Budget(1.0))
+    return Run("one agent", llm=llm).start(lambda r: r.agent("hello")), llm, ledger
+
+
+def test_a_cancel_ends_the_backoff_sleep_and_starts_no_retry(server: FakeOpenAI) -> None:
+    """Ctrl-C while the server keeps answering 429 with an hour's Retry-After: the run ends at
+    once, not after four sleeps of an hour; the failed call is neither billed nor stored."""
+    server.retry_after = "3600"
+    server.fail_next(*["429"] * 5)
+    with http_client(server.base_url, KEY, timeout=5.0, retries=4) as client:
+        run, llm, ledger = _one_agent(client)
+        _wait_until(lambda: server.requests >= 1, "the first attempt")
+        run.cancel("interrupted (Ctrl-C)")
+        with pytest.raises(RunCancelled):
+            run.wait(timeout=30)  # the old client: TimeoutError (it sleeps an hour)
+    assert server.requests == 1
+    assert run.status == "cancelled" and run.threads[0].status == "cancelled"
+    assert "not tried again" in (run.threads[0].error or "")
+    assert llm.budget.snapshot() == (0.0, 0.0, 1.0) and len(ledger) == 0
+    ledger.close()
+
+
+def test_a_hung_attempt_at_a_cancel_is_not_tried_again(server: FakeOpenAI) -> None:
+    """A call that hangs (the server never answers) when the run is cancelled ends with its
+    attempt's timeout, not with the next attempts' (each preceded by a backoff of up to an
+    hour)."""
+    server.hold_after = 0  # every request is parked, unanswered
+    with http_client(server.base_url, KEY, timeout=1.0, retries=4, backoff_base=3600.0,
+                     backoff_max=3600.0) as client:  # fmt: skip
+        run, llm, ledger = _one_agent(client)
+        _wait_until(lambda: server.held >= 1, "the first attempt to hang")
+        run.cancel("interrupted (Ctrl-C)")
+        with pytest.raises(RunCancelled):
+            run.wait(timeout=30)
+    assert server.requests == 1
+    assert llm.budget.snapshot() == (0.0, 0.0, 1.0) and len(ledger) == 0
+    ledger.close()
+
+
+def test_the_attempt_on_the_wire_at_a_cancel_is_stored_and_billed_once(
+    server: FakeOpenAI,
+) -> None:
+    """A cancel does not abandon the attempt on the wire (the provider bills it): its answer
+    is stored and billed, once."""
+    server.slow_seconds = 1.0
+    server.fail_next("slow")
+    with http_client(server.base_url, KEY, timeout=10.0, retries=4) as client:
+        run, llm, ledger = _one_agent(client)
+        _wait_until(lambda: server.requests >= 1, "the attempt")
+        run.cancel("interrupted (Ctrl-C)")
+        # RunCancelled, or (a test thread starved past the answer) the run's result: either
+        # way the answer is kept, paid once
+        with contextlib.suppress(RunCancelled):
+            run.wait(timeout=30)
+    assert server.requests == 1 and len(ledger) == 1
     assert llm.budget.spent == pytest.approx(0.01)
     ledger.close()
