@@ -5,8 +5,7 @@ import subprocess
 import sys
 
 import pytest
-
-from planlang.cli import main
+from cli_calls import run
 
 GOOD = 'phase("a")\nresult = agent("hi")\n'
 
@@ -22,13 +21,6 @@ def plans(tmp_path):
         return str(path)
 
     return write
-
-
-def run(args, capsys):
-    code = main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_a_good_plan_exits_0(plans, capsys):

@@ -9,18 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from planlang.cli import main
+from cli_calls import run
 
 ROOT = Path(__file__).parents[2]
 BAD_TOML = '[planlang]\nconcurrency = "many"\n'
-
-
-def run(args, capsys):
-    code = main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def _json_error(out: str) -> str:

@@ -3,8 +3,8 @@
 import json
 
 import pytest
+from cli_calls import run as cli_run
 
-from planlang.cli import main
 from planlang.project import ProjectError, load_project
 from runtime import LLM, Ledger, Reply, fingerprint
 from runtime.testing import FakeOpenAI
@@ -35,11 +35,7 @@ budget = "team"
 
 
 def run(args, capsys):
-    code = main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    assert KEY not in out + err
-    return code, out, err
+    return cli_run(args, capsys, never=(KEY,))
 
 
 def _fill(path, n):

@@ -8,19 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_calls import run
 
 from planlang.cli import main
 
 ROOT = Path(__file__).parents[2]
 
 PLAN = 'phase("a")\nresult = agent("hi")\n'
-
-
-def run(args, capsys):
-    code = main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 @pytest.fixture

@@ -3,8 +3,7 @@
 import json
 
 import pytest
-
-from planlang.cli import main
+from cli_calls import run
 
 PLAN = """
 phase("scan")
@@ -34,13 +33,6 @@ def project(tmp_path, monkeypatch):
         return tmp_path
 
     return make
-
-
-def run(args, capsys):
-    code = main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_price_prints_a_table_and_exits_0(project, capsys):

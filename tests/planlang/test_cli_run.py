@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
+from cli_calls import run as cli_run
 
-from planlang.cli import main
 from runtime.testing import FakeOpenAI
 
 KEY = "sk-planlang-cli-test-never-printed"
@@ -53,11 +53,7 @@ def project(tmp_path, monkeypatch, server):
 
 
 def run(args, capsys):
-    code = main(args)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    assert KEY not in out + err
-    return code, out, err
+    return cli_run(args, capsys, never=(KEY,))
 
 
 def test_run_pays_once_writes_events_and_result_and_reruns_free(project, server, capsys):
