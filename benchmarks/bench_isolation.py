@@ -217,14 +217,21 @@ def _rested(pool: pool_module.Pool, run: Callable[[], Any]) -> float:
 
 
 def one_line(runs: int, pinned: bool = True) -> list[str]:
+    return _one_liners(pinned, lambda box, checked, placed: _one_line(box, checked, runs, placed))
+
+
+def _one_liners(pinned: bool, rows: Callable[[planlang.Sandbox, Any, str], list[str]]
+                ) -> list[str]:  # fmt: skip
+    """``rows(box, checked, placed)`` for a one-line plan on a warm pool, pinned as the
+    ratios are, or placed by the scheduler (``unpinned``)."""
     checked = planlang.check("result = 1\n")
     box = planlang.Sandbox(isolation="process")
     box.run(checked)
     if not pinned:
         with unpinned():
             box.run(checked)  # the pool's children start again on every CPU
-            return _one_line(box, checked, runs, "placed by the scheduler")
-    return _one_line(box, checked, runs, "pinned as above")
+            return rows(box, checked, "placed by the scheduler")
+    return rows(box, checked, "pinned as above")
 
 
 def _one_line(box: planlang.Sandbox, checked: Any, runs: int, placed: str) -> list[str]:
@@ -258,14 +265,8 @@ def _server_usage(pid: int) -> list[float]:
 
 
 def throughput(seconds: float, pinned: bool = True) -> list[str]:
-    checked = planlang.check("result = 1\n")
-    box = planlang.Sandbox(isolation="process")
-    box.run(checked)
-    if not pinned:
-        with unpinned():
-            box.run(checked)  # the pool's children start again on every CPU
-            return _throughput(box, checked, seconds, "placed by the scheduler")
-    return _throughput(box, checked, seconds, "pinned as above")
+    return _one_liners(pinned, lambda box, checked, placed: _throughput(box, checked, seconds,
+                                                                        placed))  # fmt: skip
 
 
 def _throughput(box: planlang.Sandbox, checked: Any, seconds: float, placed: str) -> list[str]:
