@@ -8,10 +8,12 @@ end. So what is queued is counted as it would take decoded, and held to the same
 The answers a host word gathers from callbacks (a fan-out word's, ``parallel``'s) are decoded
 copies here, where in one process they would all be one object: each large one is kept
 (``keep``) and counted while anything of the host's still refers to it, its reference count
-says. Those only this holds are released by a sweep: before a frame would pass the budget, and
-as requests are served once the kept answers have doubled since the last sweep (a sweep looks
-at every kept answer: one at each request served made a fan-out of n large answers n² work,
-13 µs an answer at 2,000), and at the run's end.
+says. Those only this holds are released by a sweep, which looks at every kept answer: before a
+frame would pass the budget; as requests are served, once there were a quarter as many
+requests as answers kept since the last sweep, or a MiB of answers was kept since (a sweep at
+every request made a fan-out of n large answers n² work: 2,000 callbacks that each call a
+host word, 100 ms of 325; a sweep only as kept answers doubled let a few large dead ones stay
+for the rest of the run: 8 of 1.3 MB, REVIEW12); and at the run's end.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from planlang.isolation.frames import _EXPANSION, FrameTooCostly, decoded_cost, 
 __all__ = ["Queued"]
 
 SMALL = 4096  # bytes of JSON: a frame this small is counted at the most a byte can become
-FIRST_SWEEP = 16  # kept answers before a request served sweeps them (then twice as many)
+SWEEP_BYTES = 2**20  # answers kept since the last sweep that make the next request sweep
 
 
 def _alone() -> int:
@@ -40,7 +42,7 @@ _ALONE = _alone()
 class Queued:
     """Frames queued on one channel, by what they may take decoded."""
 
-    __slots__ = ("total", "costs", "what", "kept", "_lock", "_sweep_at")
+    __slots__ = ("total", "costs", "what", "kept", "_lock", "_served", "_added")
 
     def __init__(self, what: str = "queued for a busy host thread") -> None:
         self.what = what  # how they are held, for the error
@@ -48,7 +50,8 @@ class Queued:
         self.costs: dict[int, int] = {}  # id of a queued frame -> its cost
         self.kept: dict[int, Any] = {}  # id -> a callback's answer, counted while referred to
         self._lock = threading.Lock()
-        self._sweep_at = FIRST_SWEEP  # how many kept answers a request served sweeps at
+        self._served = 0  # requests served since the last sweep
+        self._added = 0  # bytes of answers kept since the last sweep
 
     def add(self, message: Any, budget: int | None) -> None:
         """Count ``message``, queued now; FrameTooCostly if all queued would pass ``budget``
@@ -80,8 +83,11 @@ class Queued:
         """``message`` is out of its queue (nothing if it was never counted)."""
         with self._lock:
             self.total -= self.costs.pop(id(message), 0)
-            if len(self.kept) >= self._sweep_at:
-                self._sweep()
+            kept = self.kept
+            if kept:
+                self._served += 1
+                if 4 * self._served >= len(kept) or self._added >= SWEEP_BYTES:
+                    self._sweep()  # amortized: 4 answers looked at a request, or a sweep a MiB
 
     def keep(self, value: Any, cost: int, budget: int | None) -> None:
         """Count ``value``, a callback's answer, at ``cost`` while the host refers to it
@@ -92,6 +98,7 @@ class Queued:
                     return
                 self._count(value, cost, budget)
                 self.kept[id(value)] = value
+                self._added += cost
 
     def rekey(self, raw: Any, value: Any) -> None:
         """``raw``, kept, was decoded to ``value``: the count goes on as ``value``'s."""
@@ -114,4 +121,4 @@ class Queued:
         for key in [key for key in kept if refcount(kept[key]) <= alone]:
             del kept[key]
             self.total -= self.costs.pop(key, 0)
-        self._sweep_at = max(FIRST_SWEEP, 2 * len(kept))  # amortized: a sweep an answer kept
+        self._served = self._added = 0
