@@ -132,11 +132,13 @@ def test_approving_a_rejected_plan_with_json_is_json_with_exit_1(plan, tmp_path,
     assert code == 1 and "not held" in _json_error(out)
 
 
-def test_show_of_a_run_whose_records_are_not_json_is_one_line(plan, tmp_path, capsys):
+@pytest.mark.parametrize("broken", ["[{", pytest.param("[" * 100_000, id="deep")])
+def test_show_of_a_run_whose_records_are_not_json_is_one_line(plan, tmp_path, capsys, broken):
+    # nested past the parser's recursion, threads.json was a RecursionError traceback
     folder = tmp_path / ".planlang" / "runs" / "r1"
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text(json.dumps({"id": "r1", "status": "completed"}))
-    (folder / "threads.json").write_text("[{")
+    (folder / "threads.json").write_text(broken)
     code, out, err = run(["show", "r1", "--json"], capsys)
     assert code == 2 and "threads.json is unreadable" in _json_error(out)
     code, out, err = run(["show", "r1"], capsys)
@@ -158,8 +160,16 @@ def _runs_with_a_broken_one(tmp_path: Path, broken: str) -> Path:
     return runs
 
 
-BROKEN = [('{"id": "half', "meta.json: not JSON ("),
-          ("[1, 2]", "meta.json: a JSON list, not an object")]  # fmt: skip
+BROKEN = [
+    ('{"id": "half', "meta.json: not JSON ("),
+    ("[1, 2]", "meta.json: a JSON list, not an object"),
+    # an object that is no run's record: runs and show were a KeyError traceback
+    ("{}", "meta.json: without 'id' and 'status' (a run's record names both)"),
+    ('{"id": "20261202-110000-bbbbbbbb-000002"}', "meta.json: without 'status'"),
+    ('{"id": 7, "status": "completed"}', "meta.json: without 'id'"),
+    # nested past the parser's recursion: a RecursionError traceback
+    pytest.param("[" * 100_000, "meta.json: not JSON (nested too deeply)", id="deep"),
+]
 
 
 @pytest.mark.parametrize(("broken", "why"), BROKEN)
