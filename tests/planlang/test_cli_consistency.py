@@ -220,6 +220,30 @@ def test_a_kind_takes_the_article_its_sound_takes():
     assert a_kind("int", capital=True) == "An int" and a_kind("str", capital=True) == "A str"
 
 
+def test_a_kind_says_a_letter_or_a_you_sound_as_it_is_said():
+    # "word() gave an UUID" (uuid.uuid4 as a host word), "gave a RLock" (threading.RLock)
+    from planlang.errors import a_kind
+
+    names = ("UUID", "UserDict", "unicode", "RLock", "HTTPError", "SSLContext", "XMLParser",
+             "IOBase", "OrderedDict", "NoneType", "Unknown", "uint8")  # fmt: skip
+    said = ["a UUID", "a UserDict", "a unicode", "an RLock", "an HTTPError", "an SSLContext",
+            "an XMLParser", "an IOBase", "an OrderedDict", "a NoneType", "an Unknown",
+            "a uint8"]  # fmt: skip
+    assert [a_kind(n) for n in names] == said
+    assert a_kind("UUID", capital=True) == "A UUID" and a_kind("RLock", capital=True) == "An RLock"
+
+
+@pytest.mark.parametrize("isolation", ["process", "inprocess"])
+def test_a_word_that_gives_a_uuid_says_a_uuid(isolation):
+    import uuid
+
+    from planlang import HostWord, PlanRuntimeError, Sandbox
+
+    box = Sandbox(host={"word": HostWord(uuid.uuid4)}, isolation=isolation)
+    with pytest.raises(PlanRuntimeError, match="gave a UUID, which is not plain data"):
+        box.run("result = word()\n")
+
+
 # -- an option that would be ignored ---------------------------------------------------------
 
 
