@@ -376,6 +376,9 @@ def _record(path: Path, run_id: str, missing: Any) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: {error}") from None
+    except RecursionError:
+        raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: nested too deeply"
+                            ) from None  # fmt: skip
 
 
 def result_command(run_id: str, config: str | None) -> None:

@@ -42,9 +42,19 @@ class Problem:
         }
 
 
+_LETTER_VOWEL = frozenset("AEFHILMNORSX")  # letters whose names start with a vowel's sound
+_YOU = ("uni", "use", "usu", "uti", "uu", "uint")  # a 'u' said as "you": a UserDict, a uint8
+
+
 def a_kind(name: str, *, capital: bool = False) -> str:
-    """``name`` (a type's) with its indefinite article: "an object", "a list" ("An", "A")."""
-    article = "an" if name[:1].lower() in tuple("aeiou") else "a"
+    """``name`` (a type's) with its indefinite article, as it is said: "an object", "a list",
+    "a UUID", "a UserDict"; an acronym by its first letter's name: "an RLock", "an HTTPError"
+    ("An", "A")."""
+    if name[:2].isupper() and name[:2].isalpha():  # an acronym: spelled out
+        vowel = name[0] in _LETTER_VOWEL
+    else:
+        vowel = name[:1].lower() in tuple("aeiou") and not name.lower().startswith(_YOU)
+    article = "an" if vowel else "a"
     return f"{article.capitalize() if capital else article} {name}"
 
 

@@ -84,9 +84,9 @@ def read_meta(folder: Path) -> dict[str, Any] | None:
     """The run's ``meta.json``; None if there is none or it cannot be read (``meta_problem``)."""
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(meta, dict):
+    if _not_a_record(meta) is not None:
         return None
     if meta.get("status") == "running" and not _alive(meta.get("pid")):
         meta["status"] = "interrupted"  # no end record, and its process is gone
@@ -107,8 +107,19 @@ def meta_problem(folder: Path) -> str | None:
         return f"meta.json: not UTF-8 text (byte {error.start})"
     except ValueError as error:
         return f"meta.json: not JSON ({error})"
+    except RecursionError:
+        return "meta.json: not JSON (nested too deeply)"
+    return _not_a_record(meta)
+
+
+def _not_a_record(meta: Any) -> str | None:
+    """Why ``meta``, read from a ``meta.json``, is no run's record (an object naming its
+    ``id`` and ``status``, as ``write_start`` writes it); None if it is one."""
     if not isinstance(meta, dict):
         return f"meta.json: a JSON {type(meta).__name__}, not an object"
+    missing = [f"'{key}'" for key in ("id", "status") if not isinstance(meta.get(key), str)]
+    if missing:
+        return f"meta.json: without {' and '.join(missing)} (a run's record names both)"
     return None
 
 

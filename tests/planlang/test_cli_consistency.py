@@ -124,11 +124,13 @@ def test_approving_a_rejected_plan_with_json_is_json_with_exit_1(plan, tmp_path,
     assert code == 1 and "not held" in _json_error(out)
 
 
-def test_show_of_a_run_whose_records_are_not_json_is_one_line(plan, tmp_path, capsys):
+@pytest.mark.parametrize("broken", ["[{", pytest.param("[" * 100_000, id="deep")])
+def test_show_of_a_run_whose_records_are_not_json_is_one_line(plan, tmp_path, capsys, broken):
+    # nested past the parser's recursion, threads.json was a RecursionError traceback
     folder = tmp_path / ".planlang" / "runs" / "r1"
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text(json.dumps({"id": "r1", "status": "completed"}))
-    (folder / "threads.json").write_text("[{")
+    (folder / "threads.json").write_text(broken)
     code, out, err = run(["show", "r1", "--json"], capsys)
     assert code == 2 and "threads.json is unreadable" in _json_error(out)
     code, out, err = run(["show", "r1"], capsys)
@@ -150,8 +152,16 @@ def _runs_with_a_broken_one(tmp_path: Path, broken: str) -> Path:
     return runs
 
 
-BROKEN = [('{"id": "half', "meta.json: not JSON ("),
-          ("[1, 2]", "meta.json: a JSON list, not an object")]  # fmt: skip
+BROKEN = [
+    ('{"id": "half', "meta.json: not JSON ("),
+    ("[1, 2]", "meta.json: a JSON list, not an object"),
+    # an object that is no run's record: runs and show were a KeyError traceback
+    ("{}", "meta.json: without 'id' and 'status' (a run's record names both)"),
+    ('{"id": "20261202-110000-bbbbbbbb-000002"}', "meta.json: without 'status'"),
+    ('{"id": 7, "status": "completed"}', "meta.json: without 'id'"),
+    # nested past the parser's recursion: a RecursionError traceback
+    pytest.param("[" * 100_000, "meta.json: not JSON (nested too deeply)", id="deep"),
+]
 
 
 @pytest.mark.parametrize(("broken", "why"), BROKEN)
@@ -200,6 +210,30 @@ def test_a_kind_takes_the_article_its_sound_takes():
     assert [a_kind(n) for n in ("object", "int", "list", "Ellipsis", "")] == [
         "an object", "an int", "a list", "an Ellipsis", "a "]  # fmt: skip
     assert a_kind("int", capital=True) == "An int" and a_kind("str", capital=True) == "A str"
+
+
+def test_a_kind_says_a_letter_or_a_you_sound_as_it_is_said():
+    # "word() gave an UUID" (uuid.uuid4 as a host word), "gave a RLock" (threading.RLock)
+    from planlang.errors import a_kind
+
+    names = ("UUID", "UserDict", "unicode", "RLock", "HTTPError", "SSLContext", "XMLParser",
+             "IOBase", "OrderedDict", "NoneType", "Unknown", "uint8")  # fmt: skip
+    said = ["a UUID", "a UserDict", "a unicode", "an RLock", "an HTTPError", "an SSLContext",
+            "an XMLParser", "an IOBase", "an OrderedDict", "a NoneType", "an Unknown",
+            "a uint8"]  # fmt: skip
+    assert [a_kind(n) for n in names] == said
+    assert a_kind("UUID", capital=True) == "A UUID" and a_kind("RLock", capital=True) == "An RLock"
+
+
+@pytest.mark.parametrize("isolation", ["process", "inprocess"])
+def test_a_word_that_gives_a_uuid_says_a_uuid(isolation):
+    import uuid
+
+    from planlang import HostWord, PlanRuntimeError, Sandbox
+
+    box = Sandbox(host={"word": HostWord(uuid.uuid4)}, isolation=isolation)
+    with pytest.raises(PlanRuntimeError, match="gave a UUID, which is not plain data"):
+        box.run("result = word()\n")
 
 
 # -- an option that would be ignored ---------------------------------------------------------
