@@ -7,6 +7,7 @@ that is not UTF-8 or is too large). User mistakes get one clear line, never a tr
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -278,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as done:
         return int(done.exit_code or 0)
     except click.ClickException as error:
-        error.show()
+        if "--json" in (sys.argv[1:] if argv is None else argv):  # a parse error, as JSON too
+            click.echo(json.dumps({"ok": False, "error": error.format_message(), "problems": []}))
+        else:
+            error.show()
         return error.exit_code
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

@@ -41,6 +41,9 @@ def test_a_latency_past_a_day_per_call_is_a_usage_error(plan, capsys):
     # 1e308 s is finite, but the wall-time estimate it makes is not ("Infinity" in the JSON)
     code, out, err = run(["price", plan, "--latency", "1e308", "--json"], capsys)
     assert code == 2
+    assert "is not in the range 0<=x<=86400" in json.loads(out)["error"]  # --json: JSON
+    code, out, err = run(["price", plan, "--latency", "1e308"], capsys)
+    assert (code, out) == (2, "")
     assert "is not in the range 0<=x<=86400" in err
 
 
@@ -227,8 +230,11 @@ def test_an_output_that_would_be_dropped_is_a_usage_error(plan, tmp_path, capsys
     # --json --html printed JSON, show --json --html a page.
     target = plan if command == "price" else "20261202-000000-00000000-000000"
     code, out, err = run([command, target, *flags], capsys)
-    assert (code, out) == (2, "")
-    assert err.endswith(f"Error: {said}\n")
+    if "--json" in flags:  # the error as JSON on stdout (docs/CLI.md, JSON shapes)
+        assert (code, json.loads(out), err) == (2, {"ok": False, "error": said, "problems": []}, "")
+    else:
+        assert (code, out) == (2, "")
+        assert err.endswith(f"Error: {said}\n")
     assert not (tmp_path / "page.html").exists()
 
 
