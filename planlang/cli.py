@@ -7,12 +7,11 @@ that is not UTF-8 or is too large). User mistakes get one clear line, never a tr
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from planlang.cli_support import EXIT_OK, EXIT_USAGE, FiniteFloat, json_errors
+from planlang.cli_support import EXIT_OK, EXIT_USAGE, FiniteFloat, json_error_text, json_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -280,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(done.exit_code or 0)
     except click.ClickException as error:
         if "--json" in (sys.argv[1:] if argv is None else argv):  # a parse error, as JSON too
-            click.echo(json.dumps({"ok": False, "error": error.format_message(), "problems": []}))
+            click.echo(json_error_text(error.format_message()))
         else:
             error.show()
         return error.exit_code

@@ -21,8 +21,8 @@ from planlang.check import MAX_SOURCE_BYTES
 
 __all__ = [
     "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
-    "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "json_error", "json_errors",
-    "read_plan", "read_stdin",
+    "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "json_error", "json_error_text",
+    "json_errors", "read_plan", "read_stdin",
 ]  # fmt: skip
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -34,10 +34,15 @@ class PlanFileError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+def json_error_text(message: str) -> str:
+    """An error as a ``--json`` command prints it: ``{"ok": false, "error": message,
+    "problems": []}`` (docs/CLI.md, JSON shapes)."""
+    return json.dumps({"ok": False, "error": message, "problems": []})
+
+
 def json_error(message: str, exit_code: int) -> NoReturn:
-    """Print an error as a ``--json`` command does, on stdout, and exit with ``exit_code``:
-    ``{"ok": false, "error": message, "problems": []}`` (docs/CLI.md, JSON shapes)."""
-    click.echo(json.dumps({"ok": False, "error": message, "problems": []}))
+    """Print an error as a ``--json`` command does, on stdout, and exit with ``exit_code``."""
+    click.echo(json_error_text(message))
     sys.exit(exit_code)
 
 
