@@ -163,10 +163,10 @@ def run_command(path: str, replay: bool, budget: float | None, allow_failed_work
 @config_option
 def runs_command(as_json: bool, config: str | None) -> None:
     """List past runs, newest last (one without an end record is listed as interrupted)."""
-    from planlang import commands
+    from planlang import run_commands
 
     with json_errors(as_json):
-        commands.runs_command(config, as_json)
+        run_commands.runs_command(config, as_json)
 
 
 @cli.command("show")
@@ -178,11 +178,11 @@ def runs_command(as_json: bool, config: str | None) -> None:
 def show_command(run_id: str, as_json: bool, as_html: bool, output: str | None,
                  config: str | None) -> None:  # fmt: skip
     """Print a run's phases, workers, costs and result."""
-    from planlang import commands
+    from planlang import run_commands
 
     _one_output(as_json, as_html, output)
     with json_errors(as_json):
-        commands.show_command(run_id, config, as_json, as_html, output)
+        run_commands.show_command(run_id, config, as_json, as_html, output)
 
 
 @cli.command("report")
@@ -202,9 +202,9 @@ def report_command(run: str, output: str | None, config: str | None) -> None:
 @config_option
 def result_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Print a run's result as JSON."""
-    from planlang import commands
+    from planlang import run_commands
 
-    commands.result_command(run_id, config)
+    run_commands.result_command(run_id, config)
 
 
 @cli.command("raise")
@@ -214,10 +214,10 @@ def result_command(run_id: str, as_json: bool, config: str | None) -> None:
 @config_option
 def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) -> None:
     """Raise the credit cap of a live run (from another shell)."""
-    from planlang import commands
+    from planlang import run_commands
 
     with json_errors(as_json):
-        commands.raise_command(run_id, cap, config, as_json)
+        run_commands.raise_command(run_id, cap, config, as_json)
 
 
 @cli.command("cancel")
@@ -226,10 +226,10 @@ def raise_command(run_id: str, cap: float, as_json: bool, config: str | None) ->
 @config_option
 def cancel_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Cancel a live run (from another shell); calls on the wire finish and are stored."""
-    from planlang import commands
+    from planlang import run_commands
 
     with json_errors(as_json):
-        commands.cancel_command(run_id, config, as_json)
+        run_commands.cancel_command(run_id, config, as_json)
 
 
 @cli.group("ledger")

@@ -22,7 +22,7 @@ from planlang.check import MAX_SOURCE_BYTES
 __all__ = [
     "CONFIG_NAME", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_REFUSED", "EXIT_TERMINATED", "EXIT_USAGE",
     "FiniteFloat", "PlanFile", "PlanFileError", "find_config", "json_error", "json_error_text",
-    "json_errors", "read_plan", "read_stdin",
+    "json_errors", "project_for", "read_plan", "read_stdin",
 ]  # fmt: skip
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -77,6 +77,22 @@ class PlanFile:
 
 
 CONFIG_NAME = "planlang.toml"
+
+
+def project_for(config: str | None, plan: str | None = None) -> Any:
+    """The ``planlang.project.Project`` of ``--config``, else of the ``planlang.toml`` nearest
+    above the plan's folder (or the current folder), as ruff and pytest find theirs; a
+    mistake in it is a usage error (exit 2). Loaded here only when a command needs it: the
+    project module brings the runtime."""
+    from planlang.project import ProjectError, load_project
+
+    if config is None:
+        found = find_config(Path(plan).resolve().parent if plan else Path.cwd())
+        config = None if found is None else str(found)
+    try:
+        return load_project(config)
+    except ProjectError as error:
+        raise PlanFileError(str(error)) from None
 
 
 def find_config(start: Path) -> Path | None:

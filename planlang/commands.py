@@ -1,5 +1,5 @@
-"""The bodies of ``planlang price | run | approve | held | runs | show | result | raise |
-cancel``, past ``check``.
+"""The bodies of ``planlang price | submit | approve | reject | held | run``, past ``check``
+(``run_commands``: those that read a project's run folders or steer a live run).
 
 ``planlang.cli`` declares each command (arguments, options, help) and imports this module inside
 the command, so ``planlang check`` never loads the runtime, rich or pydantic.
@@ -20,38 +20,26 @@ import click
 from rich.console import Console
 
 from planlang.cli_ledger import open_ledger, open_shared_budget
-from planlang.cli_report import price_html, run_html
+from planlang.cli_report import price_html
 from planlang.cli_support import (
     EXIT_OK,
     EXIT_REFUSED,
     PlanFileError,
-    find_config,
     json_error,
+    project_for,
     read_plan,
 )
 from planlang.errors import PlanRefused
 from planlang.gate import Gate
 from planlang.gate_seal import KeyFileError
 from planlang.price import price
-from planlang.project import DEFAULT_NAME, Project, ProjectError, load_project
-from planlang.report import print_price, print_run
+from planlang.project import DEFAULT_NAME, Project, ProjectError
+from planlang.report import print_price
 from planlang.run import endpoint_client, front_door, start_run
-from planlang.run_records import list_runs, meta_problem, new_run_folder, read_meta, write_start
+from planlang.run_records import new_run_folder, write_start
 from planlang.run_records import retry_failed as retry_failed_workers
-from planlang.run_watch import WatchOptions, send_request, watch
+from planlang.run_watch import WatchOptions, watch
 from runtime.stores import StoreUnavailable
-
-
-def _project(config: str | None, plan: str | None = None) -> Project:
-    """The project of ``--config``, else the ``planlang.toml`` nearest above the plan's folder
-    (or the current folder), as ruff and pytest find theirs."""
-    if config is None:
-        found = find_config(Path(plan).resolve().parent if plan else Path.cwd())
-        config = None if found is None else str(found)
-    try:
-        return load_project(config)
-    except ProjectError as error:
-        raise PlanFileError(str(error)) from None
 
 
 def _gate(project: Project, seeds: int = 5, latency: float = 2.0, *, words: bool = True) -> Gate:
@@ -110,7 +98,7 @@ def price_command(path: str, seeds: int, latency: float, as_json: bool, config: 
 def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | None,
            as_html: bool = False, output: str | None = None) -> None:  # fmt: skip
     plan = read_plan(path)
-    project = _project(config, path)
+    project = project_for(config, path)
     try:
         report = price(plan.source, seeds=seeds, settings=project.settings,
                        host=project.host_provider(), inputs=project.inputs, latency=latency,
@@ -161,7 +149,7 @@ def _echo_plan(summary: dict[str, Any], headline: str) -> None:
 def submit_command(path: str, as_json: bool, config: str | None) -> None:
     """Check, price and decide on a plan without running it."""
     plan = read_plan(path)
-    gate = _gate(_project(config, path))
+    gate = _gate(project_for(config, path))
     try:
         decision = gate.submit(plan.source, filename=path)
     except PlanRefused as error:
@@ -190,7 +178,7 @@ def _decision_refused(why: str, as_json: bool) -> NoReturn:
 
 def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Approve a held plan by its ID."""
-    gate = _gate(_project(config), words=False)
+    gate = _gate(project_for(config), words=False)
     try:
         before = gate.summary(plan_id)
         approved = gate.approve(plan_id, by=by)
@@ -210,7 +198,7 @@ def approve_command(plan_id: int, by: str, config: str | None, as_json: bool = F
 
 def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = False) -> None:
     """Refuse a held plan by its ID."""
-    gate = _gate(_project(config), words=False)
+    gate = _gate(project_for(config), words=False)
     try:
         summary = gate.reject(plan_id, by=by)
     except KeyError as error:
@@ -226,7 +214,7 @@ def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = Fa
 def held_command(config: str | None, as_json: bool = False) -> None:
     """List plans the gate holds for a person, with their price and problems."""
     try:
-        held = _gate(_project(config), words=False).held()
+        held = _gate(project_for(config), words=False).held()
     except PlanRefused as error:  # a row of the store whose seal does not verify
         _refused(error, as_json)
     if as_json:
@@ -260,7 +248,7 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
          allow_failed_workers: bool, retry_failed: bool, wait_at_budget: bool,
          as_json: bool) -> None:  # fmt: skip
     plan = read_plan(path)
-    project = _project(config, path)
+    project = project_for(config, path)
     project.offline_tools = replay  # replay sends nothing to any MCP server, not even a listing
     gate = _gate(project)
     try:
@@ -311,112 +299,3 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
     if client is not None:
         client.close()
     sys.exit(code)
-
-
-# -- runs / show / result / raise / cancel ---------------------------------------------------
-
-
-def _run_folder(config: str | None, run_id: str) -> Path:
-    folder = _project(config).state_dir / "runs" / run_id
-    if read_meta(folder) is None:
-        why = meta_problem(folder) if folder.is_dir() else None
-        if why is not None:
-            raise PlanFileError(f"run {run_id!r}: {why}")
-        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
-    return folder
-
-
-def runs_command(config: str | None, as_json: bool = False) -> None:
-    """List past runs, oldest first (a run whose process is gone without an end record is
-    listed as interrupted)."""
-    metas = list_runs(_project(config).state_dir / "runs")
-    if as_json:
-        click.echo(json.dumps({"runs": metas}, indent=2, default=str))
-        return
-    if not metas:
-        click.echo("No runs yet.")
-    for meta in metas:
-        if meta["status"] == "unreadable":
-            click.echo(f"{meta['id']}  {'unreadable':<17}  {meta['error']}")
-            continue
-        total = meta.get("accounting", {}).get("total", {})
-        calls, credits = total.get("calls", 0), total.get("credits", 0.0)
-        click.echo(f"{meta['id']}  {meta['status']:<17}  {meta.get('filename')}  "
-                   f"{calls} calls  {credits:.4g} credits")  # fmt: skip
-
-
-def show_command(run_id: str, config: str | None, as_json: bool = False, as_html: bool = False,
-                 output: str | None = None) -> None:  # fmt: skip
-    """Print a run's phases, workers, costs and result (or draw it: ``--html``)."""
-    folder = _run_folder(config, run_id)
-    if as_html:
-        if not (folder / "meta.json").exists():
-            raise PlanFileError(f"run {run_id!r} has not finished; draw it with planlang report")
-        run_html(folder, output)
-        return
-    meta = read_meta(folder) or {}
-    threads = _record(folder / "threads.json", run_id, [])
-    if as_json:
-        result = _record(folder / "result.json", run_id, None)
-        shown = {"meta": meta, "workers": threads, "result": result}
-        click.echo(json.dumps(shown, indent=2, default=str))
-        return
-    print_run(meta, threads, Console())
-    result_path = folder / "result.json"
-    if result_path.exists():
-        click.echo(f"Result (planlang result {run_id}):")
-        click.echo(result_path.read_text(encoding="utf-8"))
-
-
-def _record(path: Path, run_id: str, missing: Any) -> Any:
-    """A JSON file of a run's folder (``missing`` if there is none); one line if unreadable."""
-    if not path.exists():
-        return missing
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: {error}") from None
-    except RecursionError:
-        raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: nested too deeply"
-                            ) from None  # fmt: skip
-
-
-def result_command(run_id: str, config: str | None) -> None:
-    """Print a run's result as JSON (exit 1 if the run has none)."""
-    folder = _run_folder(config, run_id)
-    result_path = folder / "result.json"
-    if not result_path.exists():
-        meta = read_meta(folder) or {}
-        click.echo(f"Run {run_id} has no result ({meta.get('status')}).", err=True)
-        sys.exit(EXIT_REFUSED)
-    click.echo(result_path.read_text(encoding="utf-8"))
-
-
-def _live_folder(config: str | None, run_id: str) -> Path:
-    folder = _run_folder(config, run_id)
-    meta = read_meta(folder) or {}
-    if meta.get("status") != "running":
-        raise PlanFileError(f"run {run_id!r} is not running ({meta.get('status')})")
-    return folder
-
-
-def _request(run_id: str, config: str | None, request: dict[str, Any], done: str,
-             as_json: bool) -> None:  # fmt: skip
-    taken = send_request(_live_folder(config, run_id), request)
-    if as_json:
-        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken}))
-    elif taken:
-        click.echo(f"Run {run_id}: {done}.")
-    else:
-        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
-    sys.exit(EXIT_OK if taken else EXIT_REFUSED)
-
-
-def raise_command(run_id: str, cap: float, config: str | None, as_json: bool = False) -> None:
-    """Raise the credit cap of a live run (from another shell)."""
-    _request(run_id, config, {"raise": cap}, f"the cap is now {cap:.4g}", as_json)
-
-
-def cancel_command(run_id: str, config: str | None, as_json: bool = False) -> None:
-    """Cancel a live run (from another shell); calls on the wire finish and are stored."""
-    _request(run_id, config, {"cancel": True}, "cancelled", as_json)

@@ -1,0 +1,128 @@
+"""The bodies of ``planlang runs | show | result | raise | cancel``: a project's run folders
+read (one per run: meta.json, threads.json, result.json), and a live run steered from another
+shell (``run_watch``'s requests). ``planlang.cli`` imports this module inside the command.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from planlang.cli_report import run_html
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, project_for
+from planlang.report import print_run
+from planlang.run_records import list_runs, meta_problem, read_meta
+from planlang.run_watch import send_request
+
+__all__ = ["cancel_command", "raise_command", "result_command", "runs_command", "show_command"]
+
+
+def _run_folder(config: str | None, run_id: str) -> Path:
+    folder = project_for(config).state_dir / "runs" / run_id
+    if read_meta(folder) is None:
+        why = meta_problem(folder) if folder.is_dir() else None
+        if why is not None:
+            raise PlanFileError(f"run {run_id!r}: {why}")
+        raise PlanFileError(f"no run {run_id!r} (see planlang runs)")
+    return folder
+
+
+def runs_command(config: str | None, as_json: bool = False) -> None:
+    """List past runs, oldest first (a run whose process is gone without an end record is
+    listed as interrupted)."""
+    metas = list_runs(project_for(config).state_dir / "runs")
+    if as_json:
+        click.echo(json.dumps({"runs": metas}, indent=2, default=str))
+        return
+    if not metas:
+        click.echo("No runs yet.")
+    for meta in metas:
+        if meta["status"] == "unreadable":
+            click.echo(f"{meta['id']}  {'unreadable':<17}  {meta['error']}")
+            continue
+        total = meta.get("accounting", {}).get("total", {})
+        calls, credits = total.get("calls", 0), total.get("credits", 0.0)
+        click.echo(f"{meta['id']}  {meta['status']:<17}  {meta.get('filename')}  "
+                   f"{calls} calls  {credits:.4g} credits")  # fmt: skip
+
+
+def show_command(run_id: str, config: str | None, as_json: bool = False, as_html: bool = False,
+                 output: str | None = None) -> None:  # fmt: skip
+    """Print a run's phases, workers, costs and result (or draw it: ``--html``)."""
+    folder = _run_folder(config, run_id)
+    if as_html:
+        if not (folder / "meta.json").exists():
+            raise PlanFileError(f"run {run_id!r} has not finished; draw it with planlang report")
+        run_html(folder, output)
+        return
+    meta = read_meta(folder) or {}
+    threads = _record(folder / "threads.json", run_id, [])
+    if as_json:
+        result = _record(folder / "result.json", run_id, None)
+        shown = {"meta": meta, "workers": threads, "result": result}
+        click.echo(json.dumps(shown, indent=2, default=str))
+        return
+    print_run(meta, threads, Console())
+    result_path = folder / "result.json"
+    if result_path.exists():
+        click.echo(f"Result (planlang result {run_id}):")
+        click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def _record(path: Path, run_id: str, missing: Any) -> Any:
+    """A JSON file of a run's folder (``missing`` if there is none); one line if unreadable."""
+    if not path.exists():
+        return missing
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: {error}") from None
+    except RecursionError:
+        raise PlanFileError(f"run {run_id!r}: {path.name} is unreadable: nested too deeply"
+                            ) from None  # fmt: skip
+
+
+def result_command(run_id: str, config: str | None) -> None:
+    """Print a run's result as JSON (exit 1 if the run has none)."""
+    folder = _run_folder(config, run_id)
+    result_path = folder / "result.json"
+    if not result_path.exists():
+        meta = read_meta(folder) or {}
+        click.echo(f"Run {run_id} has no result ({meta.get('status')}).", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def _live_folder(config: str | None, run_id: str) -> Path:
+    folder = _run_folder(config, run_id)
+    meta = read_meta(folder) or {}
+    if meta.get("status") != "running":
+        raise PlanFileError(f"run {run_id!r} is not running ({meta.get('status')})")
+    return folder
+
+
+def _request(run_id: str, config: str | None, request: dict[str, Any], done: str,
+             as_json: bool) -> None:  # fmt: skip
+    taken = send_request(_live_folder(config, run_id), request)
+    if as_json:
+        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken}))
+    elif taken:
+        click.echo(f"Run {run_id}: {done}.")
+    else:
+        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+    sys.exit(EXIT_OK if taken else EXIT_REFUSED)
+
+
+def raise_command(run_id: str, cap: float, config: str | None, as_json: bool = False) -> None:
+    """Raise the credit cap of a live run (from another shell)."""
+    _request(run_id, config, {"raise": cap}, f"the cap is now {cap:.4g}", as_json)
+
+
+def cancel_command(run_id: str, config: str | None, as_json: bool = False) -> None:
+    """Cancel a live run (from another shell); calls on the wire finish and are stored."""
+    _request(run_id, config, {"cancel": True}, "cancelled", as_json)
