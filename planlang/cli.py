@@ -198,13 +198,14 @@ def report_command(run: str, output: str | None, config: str | None) -> None:
 
 @cli.command("result")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True, help="The result is JSON already (accepted).")
+@click.option("--json", "as_json", is_flag=True, help="Errors as JSON too (the result is JSON).")
 @config_option
 def result_command(run_id: str, as_json: bool, config: str | None) -> None:
     """Print a run's result as JSON."""
     from planlang import run_commands
 
-    run_commands.result_command(run_id, config)
+    with json_errors(as_json):
+        run_commands.result_command(run_id, config, as_json)
 
 
 @cli.command("raise")

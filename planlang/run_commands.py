@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from planlang.cli_report import run_html
-from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, project_for
+from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, json_error, project_for
 from planlang.report import print_run
 from planlang.run_records import list_runs, meta_problem, read_meta
 from planlang.run_watch import send_request
@@ -87,15 +87,23 @@ def _record(path: Path, run_id: str, missing: Any) -> Any:
                             ) from None  # fmt: skip
 
 
-def result_command(run_id: str, config: str | None) -> None:
-    """Print a run's result as JSON (exit 1 if the run has none)."""
+def result_command(run_id: str, config: str | None, as_json: bool = False) -> None:
+    """Print a run's result as JSON (exit 1 if the run has none: with ``--json`` that is
+    said as JSON too)."""
     folder = _run_folder(config, run_id)
     result_path = folder / "result.json"
     if not result_path.exists():
         meta = read_meta(folder) or {}
-        click.echo(f"Run {run_id} has no result ({meta.get('status')}).", err=True)
+        message = f"Run {run_id} has no result ({meta.get('status')})."
+        if as_json:
+            json_error(message, EXIT_REFUSED)
+        click.echo(message, err=True)
         sys.exit(EXIT_REFUSED)
-    click.echo(result_path.read_text(encoding="utf-8"))
+    try:
+        text = result_path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:  # a folder, say, or not UTF-8
+        raise PlanFileError(f"run {run_id!r}: result.json is unreadable: {error}") from None
+    click.echo(text)
 
 
 def _live_folder(config: str | None, run_id: str) -> Path:

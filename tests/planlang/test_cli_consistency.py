@@ -270,3 +270,38 @@ def test_a_parse_error_without_json_is_text(capsys, tmp_path, monkeypatch) -> No
     assert code == 2
     assert out == ""
     assert "Usage:" in err or "Error" in err
+
+
+# -- result of a run that has none -------------------------------------------------------------
+
+
+def _run_folder(tmp_path: Path, status: str = "failed") -> Path:
+    folder = tmp_path / ".planlang" / "runs" / "r1"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"id": "r1", "status": status}))
+    return folder
+
+
+def test_result_of_a_run_without_one_is_json_with_json(plan, tmp_path, capsys):
+    # it printed a line of text on stderr and nothing on stdout, whatever --json said
+    _run_folder(tmp_path)
+    code, out, err = run(["result", "r1", "--json"], capsys)
+    assert (code, err) == (1, "")
+    assert _json_error(out) == "Run r1 has no result (failed)."
+    code, out, err = run(["result", "r1"], capsys)
+    assert (code, out, err) == (1, "", "Run r1 has no result (failed).\n")
+
+
+def test_result_that_cannot_be_read_is_one_line(plan, tmp_path, capsys):
+    # a result.json that is a folder, or not text, was a traceback
+    folder = _run_folder(tmp_path, "completed")
+    (folder / "result.json").mkdir()
+    code, out, err = run(["result", "r1"], capsys)
+    assert code == 2 and err.startswith("Error: run 'r1': result.json is unreadable: ")
+    assert len(err.splitlines()) == 1
+    code, out, err = run(["result", "r1", "--json"], capsys)
+    assert code == 2 and "result.json is unreadable" in _json_error(out)
+    (folder / "result.json").rmdir()
+    (folder / "result.json").write_bytes(b"\xff\xfe{")
+    code, out, err = run(["result", "r1"], capsys)
+    assert code == 2 and "result.json is unreadable" in err
