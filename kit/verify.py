@@ -105,7 +105,7 @@ def parse_call(text: Any) -> ParsedCall:
     call = tree.body
     if not isinstance(call, ast.Call):
         raise CallRefused(f"The failing call {shown!r} must be a single call like f(...), not "
-                          f"a {type(call).__name__} expression.")  # fmt: skip
+                          f"an expression of type {type(call).__name__}.")  # fmt: skip
     names = _dotted(call.func, shown)
     args = tuple(_literal(arg, f"Argument {i + 1}") for i, arg in enumerate(call.args))
     kwargs: dict[str, str] = {}
@@ -124,7 +124,8 @@ def _dotted(node: ast.expr, shown: str) -> tuple[str, ...]:
         node = node.value
     if not isinstance(node, ast.Name):
         raise CallRefused(f"The called function in {shown!r} must be a plain or dotted name "
-                          f"(f, mod.f, Class.method), not a {type(node).__name__}.")  # fmt: skip
+                          f"(f, mod.f, Class.method), not an expression of type "
+                          f"{type(node).__name__}.")  # fmt: skip
     parts.append(node.id)
     parts.reverse()
     for part in parts:

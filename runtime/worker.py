@@ -178,8 +178,8 @@ def converse(
             if problem is not None and not isinstance(problem, str | bool):
                 # Never str() a plan's value here: text of a shared structure is unpriced work.
                 raise WorkerFailed(
-                    record.id, f"its check returned a {type(problem).__name__}, not a problem "
-                    "(a str) or None",
+                    record.id, f"its check returned a value of type {type(problem).__name__}, "
+                    "not a problem (a str) or None",
                 )  # fmt: skip
             if problem:
                 if checks_left == 0:

@@ -419,3 +419,19 @@ def test_the_copy_leaves_hidden_out_and_is_removed_on_close(tmp_path: Path) -> N
 def test_bad_limits_are_refused(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Verifier(AUDITED, **options)
+
+
+@pytest.mark.parametrize("source, said", [
+    ("k_smallest([1], 1) + 1", "not an expression of type BinOp"),
+    ("(lambda: 0)()", "not an expression of type Lambda"),
+    ("k_smallest([1])[0]()", "not an expression of type Subscript"),
+    ("k_smallest([1], 1)(2)", "not an expression of type Call"),
+])  # fmt: skip
+def test_a_refused_call_names_the_kind_of_expression_without_a_wrong_article(
+    source: str, said: str
+) -> None:
+    # "not a Attribute expression": an article chosen without the word (kit cannot import
+    # planlang.errors.a_kind), now said without one
+    with pytest.raises(CallRefused) as refused:
+        parse_call(source)
+    assert said in str(refused.value)

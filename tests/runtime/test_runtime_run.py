@@ -119,6 +119,17 @@ def test_check_feeds_problems_back_a_bounded_number_of_times() -> None:
     assert run.max_turns_per_worker == 4
 
 
+def test_a_check_that_returns_neither_text_nor_none_fails_its_worker_in_plain_words() -> None:
+    # it said "its check returned a int": the runtime cannot import planlang.errors.a_kind
+    client = Script({"count": ['{"answer": "1"}']})
+    run, _ = make_run(client)
+    result = run.run_sync(lambda r: [r.agent("count", schema=S, check=lambda value: 7)])
+    assert result == [None]
+    assert "its check returned a value of type int, not a problem (a str) or None" in (
+        run.threads[0].error or ""
+    )
+
+
 def test_worker_failures_stay_with_the_worker_and_results_keep_order() -> None:
     def client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
         if "boom" in messages[-1]["content"]:
