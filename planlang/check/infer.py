@@ -13,6 +13,8 @@ Soundness rests on three facts of the plan language:
 - A function's local can hold only what its own bindings give it (reading it earlier raises).
   So only a scope's own names count, and reads of outer names have no kind; the one read that
   crosses is a comprehension's first source, which runs in the enclosing scope (solved first).
+  Small products cross too: a function's or comprehension's local bound only by ``for`` over a
+  small ``range`` holds a small int wherever it is read, in that scope or one nested in it.
 - A module-level name could also hold a host value of the same name, until the plan binds it;
   so it counts (and other names' kinds may rest on it) only when its first appearance in
   module-level code is a top-level assignment. A module loop variable keeps the host's value
@@ -153,7 +155,8 @@ class Kinds:
                     if self._small_range(source):
                         self._small_loads.add(id(load))
                 continue
-            bindings = scope.bindings.get(load.id)
+            owner = _owner(scope, load.id)
+            bindings = owner.bindings.get(load.id) if owner is not None else None
             if (
                 bindings
                 and load.id not in self._walrus
@@ -296,6 +299,19 @@ class Kinds:
             and expr.func.id == name
             and name in self.trusted
         )
+
+
+def _owner(scope: Scope, name: str) -> Scope | None:
+    """The function, lambda or comprehension whose local ``name`` is, read in ``scope``: the
+    nearest that binds it (none: a module name). No other scope can rebind it (no ``global``,
+    no ``nonlocal``), so what all its bindings give is what any read of it, here or in a
+    scope nested in it, can see (``row`` in ``[[row * col for col in ...] for row in ...]``)."""
+    current: Scope | None = scope
+    while current is not None and current.parent is not None:
+        if name in current.bindings:
+            return current
+        current = current.parent
+    return None
 
 
 def _strings(expr: ast.AST | None) -> bool:

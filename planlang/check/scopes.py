@@ -37,8 +37,9 @@ class Loop:
 
 
 class Scope:
-    def __init__(self, node: ast.AST):
+    def __init__(self, node: ast.AST, parent: Scope | None = None):
         self.node = node
+        self.parent = parent  # the scope this one is written in (None: the module)
         self.bindings: dict[str, list[Binding]] = {}
         self.loads: list[ast.Name] = []
 
@@ -148,7 +149,7 @@ class Collector:
                 scope.bind(name.id, "for" if simple else "unknown", node.iter)
 
     def _collect_scope(self, node: ast.AST, outer: Scope, scopes: list[Scope]) -> None:
-        inner = Scope(node)
+        inner = Scope(node, outer)
         scopes.append(inner)
         if isinstance(node, ast.FunctionDef | ast.Lambda):
             args = node.args

@@ -103,6 +103,20 @@ def _guarded_products(source: str) -> int:
     ("source", "guarded"),
     [
         ("e = [n * n for n in range(1500)]", 0),  # small range variables: native
+        # an outer comprehension's variable, read in the comprehension nested in it
+        ("g = [[r * c for c in range(12)] for r in range(12)]", 0),
+        ("def f():\n    for i in range(9):\n        pass\n    return [i * j for j in range(5)]", 0),
+        # ... but not when the scope that owns it binds it any other way, or it is a
+        # parameter, a module name (the host's value), a walrus or the inner's own
+        ("g = [[r * c for c in range(3)] for r in range(12) for r in range(2**40)]", 1),
+        ("g = [[r * c for c in range(3)] for r in range(12) if (r := 'x')]", 1),
+        ("def f(i):\n    return [i * j for j in range(5)]", 1),
+        (
+            "def f():\n    for i in range(9):\n        i = 'x'\n    return [i * j for j in range(3)]",
+            1,
+        ),
+        ("for i in range(0):\n    pass\ng = [i * j for j in range(5)]", 1),
+        ("g = [[(lambda r: r * c)(r) for c in range(3)] for r in range(12)]", 1),
         ("def f():\n    for i in range(9):\n        x = i * i + 3\n    return x", 0),
         ("e = [n * n for n in range(2**40)]", 1),  # bound not a small constant
         ("def f(k):\n    return [j * j for j in range(k)]", 1),  # bound not a constant

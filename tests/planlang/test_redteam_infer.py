@@ -629,3 +629,16 @@ def test_the_solver_stays_linear_on_a_crafted_chain():
     finally:
         infer.Kinds._binding_kind = real  # type: ignore[method-assign]
     assert calls <= infer.MAX_WORK + 2 * n
+
+
+def test_a_module_loop_variable_read_in_a_comprehension_after_a_loop_that_never_ran_is_guarded():
+    # the comprehension reads the module's 'i', which still holds the host's text
+    plan = "for i in range(0):\n    pass\ng = [i * j for j in range(5)]"
+    assert "_mul_(i, j)" in rewritten(plan)
+    size_error(plan, {"i": "x" * 9000})
+
+
+def test_an_outer_comprehension_variable_multiplies_natively_and_as_cpython_does():
+    plan = "result = [[r * c for c in range(12)] for r in range(3, 12, 2)]"
+    assert "_mul_" not in rewritten(plan)
+    assert run(plan) == cpython(plan)
