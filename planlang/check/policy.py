@@ -242,9 +242,13 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
         self.check_name(node, node.name)
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
-        # _enter_() counts a step and a level of depth; the finally gives the level back.
-        enter = ast.Expr(_call("_enter_", [], node))
-        leave = ast.Expr(_call("_leave_", [], node))
+        # '_depth_ = _enter_()' counts a step and a level of depth, and holds this thread's
+        # depth cell; the finally gives the level back without a call ('_depth_[0] -= 1'). A
+        # plan cannot name '_depth_' (no name of a plan starts with '_').
+        cell = ast.Name("_depth_", ast.Store())
+        enter = ast.Assign(targets=[cell], value=_call("_enter_", [], node))
+        item = ast.Subscript(ast.Name("_depth_", ast.Load()), ast.Constant(0), ast.Store())
+        leave = ast.AugAssign(target=item, op=ast.Sub(), value=ast.Constant(1))
         guarded = ast.Try(body=node.body, handlers=[], orelse=[], finalbody=[leave])
         node.body = [ast.copy_location(enter, node), ast.copy_location(guarded, node)]
         ast.fix_missing_locations(node)

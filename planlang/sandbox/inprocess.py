@@ -108,7 +108,6 @@ _GUARDS: dict[str, Callable[[Guards, Meter], Any]] = {
     "_iter_unpack_sequence_": lambda g, m: g.iter_unpack_sequence,
     "_apply_": lambda g, m: g.apply,
     "_enter_": lambda g, m: m.enter,
-    "_leave_": lambda g, m: m.leave,
     "_step_": lambda g, m: g.stepper(),
     "_add_": lambda g, m: g.sizes.add,
     "_mul_": lambda g, m: g.sizes.mul,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from threading import get_ident
 
@@ -100,6 +101,7 @@ class Meter:
         "memory_cap",
         "tripped",
         "_depth",
+        "enter",
         "started",
     )
 
@@ -112,11 +114,12 @@ class Meter:
         self.memory_base = _resident_bytes()
         self.memory_cap = limits.memory_mb * 1024 * 1024
         self.tripped: PlanLimitError | None = None
-        # per thread (its ident): how deep plan functions are nested now (none: 0). A dict,
-        # not a threading.local: a plan function call reads and writes it twice, and a
-        # local's attribute costs four times a dict's item. Calls nest and unwind on their
-        # own thread, so a thread that ends leaves its depth at 0 for one that takes its ident.
-        self._depth: dict[int, int] = {}
+        # per thread (its ident): how deep plan functions are nested now, in a cell of one
+        # item (none yet: 0). A dict, not a threading.local: a local's attribute costs four
+        # times a dict's item. Calls nest and unwind on their own thread, so a thread that
+        # ends leaves its depth at 0 for one that takes its ident.
+        self._depth: dict[int, list[int]] = {}
+        self.enter = self._entering()
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -161,22 +164,34 @@ class Meter:
 
     # -- depth ---------------------------------------------------------------------------
 
-    def enter(self) -> None:
-        """A plan function starts: one step, and one level deeper on this thread."""
-        depths, thread = self._depth, get_ident()
-        depth = depths.get(thread, 0) + 1
-        depths[thread] = depth
-        if depth > self.limits.depth:
-            depths[thread] = depth - 1
-            self.trip("depth", f"The plan nested function calls deeper than {self.limits.depth}.")
-        self.steps += 1
-        if self.steps >= self.next_check:
-            self.checkpoint()
+    def _entering(self) -> Callable[[], list[int]]:
+        """``enter()``, the plan's ``_enter_``: a plan function starts. One step, and one level
+        deeper on this thread; it returns this thread's depth cell, which the function's
+        ``finally`` gives back itself (``_depth_[0] -= 1``: no call on the way out, and the
+        level is given back on the thread that took it). A function of its own, the meter in
+        its closure: a bound method's attribute reads, twice a call, were most of its cost."""
+        cells, most, meter = self._depth, self.limits.depth, self
+
+        def enter() -> list[int]:
+            thread = get_ident()
+            cell = cells.get(thread)
+            if cell is None:
+                cell = cells[thread] = [0]
+            depth = cell[0] + 1
+            if depth > most:
+                meter.trip("depth", f"The plan nested function calls deeper than {most}.")
+            cell[0] = depth
+            steps = meter.steps + 1
+            meter.steps = steps
+            if steps >= meter.next_check:
+                meter.checkpoint()
+            return cell
+
+        return enter
 
     def leave(self) -> None:
-        """A plan function returns (or raises)."""
-        depths, thread = self._depth, get_ident()
-        depths[thread] = depths.get(thread, 0) - 1
+        """A plan function returns (or raises): for callers that did not keep the cell."""
+        self._depth[get_ident()][0] -= 1
 
     # -- sizes ---------------------------------------------------------------------------
 

@@ -386,3 +386,26 @@ def test_the_depth_limit_counts_each_thread_on_its_own():
     meter.leave()
     with pytest.raises(PlanLimitError):  # the meter stays tripped, on every thread
         meter.enter()
+
+
+def test_a_plan_function_that_raises_into_the_host_gives_its_depth_back():
+    """A host word that calls a plan function back and catches what it raises, many times:
+    each call's level of depth is given back by its ``finally``, so the plan can still nest
+    as deep as its limit afterwards."""
+
+    def retry(fn: object, times: int) -> int:
+        failed = 0
+        for _ in range(times):
+            try:
+                fn(0)  # type: ignore[operator]
+            except Exception:  # noqa: BLE001 - the host decides what a failure means
+                failed += 1
+        return failed
+
+    plan = (
+        "def bad(n):\n    return 1 // n\n"
+        "def nest(n):\n    return 0 if n == 0 else nest(n - 1) + 1\n"
+        "result = [retry(bad, 50), nest(2)]\n"
+    )
+    box = Sandbox(host={"retry": retry}, limits=Limits(depth=3), isolation="inprocess")
+    assert box.run(plan) == [50, 2]
