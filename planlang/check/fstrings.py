@@ -44,12 +44,13 @@ class FStringRules:
             self.problem(node, "PL005", f"an f-string may have at most {MAX_FSTRING_FIELDS:,} "
                          f"fields; this one has {len(fields):,}")  # fmt: skip
             return node
-        # A few integers in decimal (at most sys.int_max_str_digits each) make a short string;
-        # a spec such as ``b`` or ``x`` is not bounded that way, so those are still checked.
+        # A few integers in decimal (at most sys.int_max_str_digits each) make a short string,
+        # padded to a small written-out width too (``{n:03d}``, ``{n:>8,}``); a spec such as
+        # ``b`` or ``x`` is not bounded that way, so those are still checked.
         bounded = len(fields) <= 16 and all(
             self.kinds is not None
             and self.kinds.kind(part.value) == "int"
-            and part.format_spec is None
+            and (part.format_spec is None or _decimal_spec(part.format_spec))
             and part.conversion in (-1, 114, 115)
             for part in fields
         )
@@ -70,3 +71,13 @@ class FStringRules:
         spec = self.node_contents_visit(node.format_spec)
         call = _call("_fmt_", [value, ast.Constant(node.conversion), spec], node)
         return ast.copy_location(ast.FormattedValue(value=call, conversion=-1), node)
+
+
+def _decimal_spec(spec: ast.expr) -> bool:
+    """A spec written out in full, with small numbers, that formats an int in decimal: no
+    presentation type, or ``d`` or ``n`` (a letter at its end can only be the type; a fill
+    character comes first, before an alignment)."""
+    if not _small_spec(spec):
+        return False
+    text = "".join(str(cast(ast.Constant, part).value) for part in cast(ast.JoinedStr, spec).values)
+    return not text or text[-1] in "dn" or not (text[-1].isalpha() or text[-1] == "%")

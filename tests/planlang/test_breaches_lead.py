@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from plan_rewrite import rewritten
 
 import planlang
 from planlang import Limits, PlanLimitError, PlanRuntimeError, Sandbox
@@ -113,4 +114,21 @@ def test_f_strings_of_proven_integers_in_binary_are_size_checked():
     source = f"n = 2 ** 99000\ns = f'{fields}'\n"
     with pytest.raises(PlanLimitError) as caught:
         Sandbox().run(source)
+    assert caught.value.kind == "size"
+
+
+def test_f_strings_of_proven_integers_padded_in_decimal_are_native_and_exact():
+    source = "result = []\nfor n in range(200):\n    result.append(f'{n:03d}|{n:x>5}|{n:>8,}')\n"
+    assert "_fstr_" not in rewritten(source)
+    namespace: dict = {}
+    exec(compile(source, "plan.py", "exec"), namespace)  # noqa: S102 - the reference
+    assert Sandbox(isolation="inprocess").run(source) == namespace["result"]
+
+
+def test_f_strings_of_proven_integers_with_a_typed_spec_are_still_size_checked():
+    # a width with a non-decimal type is no decimal padding: 20 x 24,750 hex digits
+    source = "n = 2 ** 99000\nfor i in range(1):\n    s = f'" + "{n:5x}" * 20 + "'\n"
+    assert "_fstr_" in rewritten(source)
+    with pytest.raises(PlanLimitError) as caught:
+        Sandbox(limits=Limits(size=100_000)).run(source)
     assert caught.value.kind == "size"
