@@ -409,3 +409,31 @@ def test_a_plan_function_that_raises_into_the_host_gives_its_depth_back():
     )
     box = Sandbox(host={"retry": retry}, limits=Limits(depth=3), isolation="inprocess")
     assert box.run(plan) == [50, 2]
+
+
+def test_memory_is_read_at_checkpoints_once_its_interval_passed_or_after_a_large_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A checkpoint reads resident memory (a system call) only when MEMORY_EVERY seconds have
+    passed since the last read, or when a large result was allowed since: a compute-heavy plan
+    no longer pays a read every 256 steps. The clock is the test's, so load cannot move it."""
+    from planlang.sandbox import limits
+
+    now = [1000.0]
+    reads: list[int] = []
+    monkeypatch.setattr(limits.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(limits, "_resident_bytes", lambda: reads.append(1) or 0)
+    meter = limits.Meter(Limits(seconds=60))
+    assert len(reads) == 1  # the base
+    meter.charge(100 * limits.CHECK_EVERY)  # many checkpoints, no time passed
+    for _ in range(100):
+        meter.charge(limits.CHECK_EVERY)
+    assert len(reads) == 1
+    now[0] += limits.MEMORY_EVERY
+    meter.charge(limits.CHECK_EVERY)
+    assert len(reads) == 2
+    meter.allow_size(limits.LARGE_SIZE, "A test")  # charged, and read at its checkpoint
+    meter.charge(limits.CHECK_EVERY)
+    assert len(reads) == 3
+    meter.charge(limits.CHECK_EVERY)
+    assert len(reads) == 3
