@@ -1,0 +1,114 @@
+"""Red team 14: the host of isolated plans, attacked through the embedding API, the runtime's
+agent words, and from a plan process the language layer no longer holds (``probe_prelude``).
+Each case failed on main (fec3f47) before its fix; deadlines here are hang guards only, never
+the thing measured.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from planlang.errors import PlanLimitError
+from planlang.gate import Gate, Policy, execute
+from planlang.sandbox.limits import Limits
+from runtime import LLM, Budget, Ledger, Reply, Run, Settings
+
+HANG_GUARD = 20.0
+
+
+# -- billing: a host call the run outlived ----------------------------------------------------
+
+SETTINGS = Settings(max_agents=20, default_price=0.01, concurrency=4)
+PLAN = (
+    "a = agent('judge this', schema={'type': 'object', 'properties': {'v': {'type': 'string'}},"
+    " 'required': ['v']})\nresult = a['v']\n"
+)
+
+
+@pytest.fixture(scope="module")
+def approved(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    gate = Gate(Policy(max_ceiling=1000, max_median=100),
+                store=tmp_path_factory.mktemp("gate") / "gate.db", settings=SETTINGS, seeds=1,
+                isolation="process")  # fmt: skip
+    decision = gate.submit(PLAN)
+    assert decision.approved, decision.reasons
+    return decision.plan
+
+
+def _settled(run: Run) -> None:
+    deadline = time.monotonic() + HANG_GUARD
+    while any(r.status == "running" for r in run.threads) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_a_worker_the_run_outlived_pays_for_no_repair_turn(approved: Any, tmp_path: Any) -> None:
+    """The plan's ``agent`` call blocks in the model past the plan's deadline: under process
+    isolation the plan's process is killed at the limit plus the grace and the run ends
+    (``failed``, its ``run_finished`` event and accounting written), while the call goes on on
+    a host thread. When its answer comes and does not fit the schema, the worker went on
+    talking for a run that is over: a repair turn, a second paid call whose answer nobody can
+    ever get (in one process the run has not ended while its plan's word runs). The call in
+    flight is paid once and kept (``test_isolation_run.py``); nothing more is asked."""
+    calls: list[str] = []
+    release = threading.Event()
+
+    def slow_then_wrong(model: str, messages: Any, **params: Any) -> Reply:
+        calls.append(model)
+        if len(calls) == 1:
+            release.wait(HANG_GUARD)  # answers long after the plan's deadline, and wrong
+            return Reply('{"w": 1}')
+        return Reply('{"v": "ok"}')
+
+    llm = LLM(Ledger(tmp_path / "answers.db"), client=slow_then_wrong, budget=Budget(100),
+              settings=SETTINGS)  # fmt: skip
+    run = Run("outlived", llm=llm, settings=SETTINGS)
+    run.start(lambda r: execute(approved, r, limits=Limits(seconds=1)))
+    with pytest.raises(PlanLimitError) as ended:
+        run.wait(timeout=HANG_GUARD)
+    assert ended.value.kind == "seconds"
+    assert run.status == "failed"
+    finished = run.accounting.to_dict()["total"]["credits"]
+    release.set()
+    _settled(run)
+    assert len(calls) == 1, f"{len(calls)} model calls for a run that ended before the first"
+    assert llm.budget.snapshot()[0] == pytest.approx(0.01)
+    assert finished == 0  # what the run said it spent when it ended: the call was in flight
+
+
+def test_a_worker_the_run_outlived_is_not_admitted_at_a_raised_cap(
+    approved: Any, tmp_path: Any
+) -> None:
+    """The plan's second ``agent`` call waits at a spent cap when the plan's time runs out:
+    the run ends, its call still waiting on a host thread. The embedder raises the cap for
+    its next run on the same front door; the waiting call of the run that ended was admitted
+    and paid, out of the next run's credits. In one process the run cannot end while its
+    plan waits at the cap (a stuck run is cancelled: ``wait_for(stop_when_spent=True)``)."""
+    calls: list[str] = []
+
+    def model(name: str, messages: Any, **params: Any) -> Reply:
+        calls.append(name)
+        return Reply('{"v": "ok"}')
+
+    llm = LLM(Ledger(tmp_path / "answers.db"), client=model, budget=Budget(0.01),
+              settings=SETTINGS)  # fmt: skip
+    twice = PLAN.replace("result = a['v']", "b = agent('again', schema={'type': 'object'})\n"
+                         "result = a['v']")  # fmt: skip
+    gate = Gate(Policy(max_ceiling=1000, max_median=100), store=tmp_path / "gate.db",
+                settings=SETTINGS, seeds=1, isolation="process")  # fmt: skip
+    plan = gate.submit(twice).plan
+    assert plan is not None
+    run = Run("at the cap", llm=llm, settings=SETTINGS)
+    run.start(lambda r: execute(plan, r, limits=Limits(seconds=1)))
+    with pytest.raises(PlanLimitError) as ended:
+        run.wait(timeout=HANG_GUARD)
+    assert ended.value.kind == "seconds"
+    assert len(calls) == 1
+    llm.budget.raise_to(1.0)  # for the next run
+    time.sleep(0.5)  # the waiting call, were it admitted, is sent within this
+    _settled(run)
+    assert len(calls) == 1, "a call of a run that had ended was paid at the raised cap"
+    assert llm.budget.snapshot()[0] == pytest.approx(0.01)
