@@ -112,3 +112,27 @@ def test_a_worker_the_run_outlived_is_not_admitted_at_a_raised_cap(
     _settled(run)
     assert len(calls) == 1, "a call of a run that had ended was paid at the raised cap"
     assert llm.budget.snapshot()[0] == pytest.approx(0.01)
+
+
+# -- the same plan, both modes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "process"])
+@pytest.mark.parametrize("plan", ["result = w()", "result = f(lambda: w())", "result = [w()]"])
+def test_a_host_words_read_only_mapping_is_plain_data_in_both_modes(mode: str, plan: str) -> None:
+    """A host word that returns a mapping that is not a dict (``types.MappingProxyType``, a
+    read-only view of its config; a ``ChainMap``): one process copies it in as a dict, as it
+    does any ``Mapping``. Under process isolation the codec took only dict subclasses, and
+    the same plan failed with "gave a mappingproxy, which is not plain data"."""
+    import collections
+    import types
+
+    from planlang.sandbox.inprocess import Sandbox
+
+    config = {"model": "small", "n": [1, 2]}
+    host = {"w": lambda: types.MappingProxyType(config), "f": lambda g: g()}
+    box = Sandbox(host=host, limits=Limits(seconds=5), isolation=mode)
+    want = [config] if plan.startswith("result = [") else config
+    assert box.run(plan + "\n") == want
+    host["w"] = lambda: collections.ChainMap({"n": [1, 2]}, {"model": "small"})
+    assert Sandbox(host=host, limits=Limits(seconds=5), isolation=mode).run(plan + "\n") == want
