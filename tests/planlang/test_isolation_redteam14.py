@@ -136,3 +136,33 @@ def test_a_host_words_read_only_mapping_is_plain_data_in_both_modes(mode: str, p
     assert box.run(plan + "\n") == want
     host["w"] = lambda: collections.ChainMap({"n": [1, 2]}, {"model": "small"})
     assert Sandbox(host=host, limits=Limits(seconds=5), isolation=mode).run(plan + "\n") == want
+
+
+CAUGHT = [
+    ('def bad():\n    raise ValueError("no")\nresult = safe(bad)\n', "ValueError", "no"),
+    ('result = safe(lambda: {}["k"])\n', "KeyError", "'k'"),
+    ("result = safe(lambda: 1 // 0)\n", "ZeroDivisionError", "integer division or modulo by zero"),
+    ("result = safe(lambda: [][1])\n", "IndexError", "list index out of range"),
+    ('def bad():\n    raise LookupError("x")\nresult = safe(bad)\n', "LookupError", "x"),
+]
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "process"])
+@pytest.mark.parametrize(("plan", "kind", "text"), CAUGHT)
+def test_a_host_word_catches_a_plan_functions_error_by_its_type_in_both_modes(
+    mode: str, plan: str, kind: str, text: str
+) -> None:
+    """A host word that guards a plan function with ``except (KeyError, ValueError, ...)``
+    (a fan-out with a fallback, a retry on a bad value) catches the plan's error in one
+    process. Under process isolation the error crossed as a class of that name made on
+    ``Exception`` alone: no such handler caught it, and the plan failed with it instead."""
+    from planlang.sandbox.inprocess import Sandbox
+
+    def safe(f: Any) -> Any:
+        try:
+            return f()
+        except (ArithmeticError, LookupError, ValueError) as error:
+            return ["caught", type(error).__name__, str(error)]
+
+    box = Sandbox(host={"safe": safe}, limits=Limits(seconds=5), isolation=mode)
+    assert box.run(plan) == ["caught", kind, text]
