@@ -166,3 +166,52 @@ def test_a_host_word_catches_a_plan_functions_error_by_its_type_in_both_modes(
 
     box = Sandbox(host={"safe": safe}, limits=Limits(seconds=5), isolation=mode)
     assert box.run(plan) == ["caught", kind, text]
+
+
+# -- frames a compromised plan process sends ---------------------------------------------------
+
+
+def test_a_long_json_number_does_not_freeze_a_host_without_a_digit_limit(probe_pool: Any) -> None:
+    """A plan's process that skips its layers writes a request whose argument is a JSON
+    number of 2,000,000 digits. orjson declines it (past a double), so the host reads the
+    frame with the standard library's json, whose ``int()`` of the digits is bounded only by
+    the interpreter's ``sys.int_max_str_digits``: a host that set it to 0 (a library doing
+    big-number work does) converted them in quadratic time with the interpreter's lock held,
+    about 15 s here during which no thread of the host ran and the plan's process was not
+    killed at its deadline; and the host word was then handed a 6.6-million-bit int (a list
+    of scalars is not walked, so ``int_bits`` never looked at it). Now the frame's numbers
+    are bounded by the reader itself: the run ends at once as a protocol break."""
+    import sys
+
+    from probe_prelude import CHANNEL, probed
+
+    got: list[int] = []
+
+    def w(*args: Any) -> int:
+        got.extend(a.bit_length() for a in args if type(a) is int)
+        return 0
+
+    probe = CHANNEL + (
+        "import struct, time\n"
+        "digits = b'9' * 2_000_000\n"
+        "body = (b'[\"q\",9,' + str(R).encode() + b',\"call\",[' + str(wid).encode() + b',['\n"
+        "        + digits + b'],{\"d\":[]},null]]')\n"
+        "os_write = __import__('os').write\n"
+        "data = struct.pack('>Id', len(body), time.monotonic()) + body\n"
+        "sent = 0\n"
+        "while sent < len(data):\n"
+        "    sent += os_write(ep._writer, data[sent:])\n"
+        "reply = ep._reader.read()\nresult = reply\n"
+    )
+    box = probed(probe_pool, probe, Limits(seconds=2), w=w)
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(PlanLimitError):
+            box.run("result = w\n")
+        took = time.monotonic() - started
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert not got or max(got) <= 200_000, f"a host word got an int of {max(got):,} bits"
+    assert took < 2 + 1 + 3, f"the host took {took:.1f} s to end a 2 s plan"
