@@ -215,3 +215,45 @@ def test_a_long_json_number_does_not_freeze_a_host_without_a_digit_limit(probe_p
         sys.set_int_max_str_digits(before)
     assert not got or max(got) <= 200_000, f"a host word got an int of {max(got):,} bits"
     assert took < 2 + 1 + 3, f"the host took {took:.1f} s to end a 2 s plan"
+
+
+# -- host code a plan's schema drives ----------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="open: needs a regex engine that cannot backtrack "
+                   "without bound (or one with a timeout) for schema patterns")  # fmt: skip
+def test_a_schemas_pattern_does_not_freeze_the_host_while_pricing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plan's worker schema names a ``pattern`` that backtracks without bound on a run of
+    one letter (``^(a+)+b$``) and a ``minLength`` of 27. The rehearsal's stand-in, host code
+    under every isolation mode, tries ``re.search(pattern, "a" * 27)``: 2**27 steps in C with
+    the interpreter's lock held, 3.5 s here for one try (it tries 8 times, and 30 letters
+    would be 40 s each) during which no thread of the host runs, its wall clock and the
+    killing of the plan's process included. A model's answer of such a string meets the same
+    pattern in the worker's jsonschema validation, in a real run. The host should stay
+    responsive: a heartbeat thread of the host never waits a second."""
+    import planlang
+    from planlang import standin
+
+    monkeypatch.setattr(standin, "_TRIES", 1)  # one try: the test's own time bounded
+    beats: list[float] = []
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.is_set():
+            beats.append(time.monotonic())
+            time.sleep(0.02)
+
+    source = ("r = agent('x', schema={'type': 'object', 'properties': {'v': {'type': 'string',"
+              " 'pattern': '^(a+)+b$', 'minLength': 27, 'maxLength': 27}}, 'required': ['v']})"
+              "\nresult = r\n")  # fmt: skip
+    beating = threading.Thread(target=heartbeat, daemon=True)
+    beating.start()
+    try:
+        planlang.price(source, settings=Settings(), seeds=1, limits=Limits(seconds=2))
+    finally:
+        stop.set()
+        beating.join(HANG_GUARD)
+    longest = max(b - a for a, b in zip(beats, beats[1:], strict=False))
+    assert longest < 1.0, f"the host did not run for {longest:.1f} s"
