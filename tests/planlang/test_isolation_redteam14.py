@@ -257,3 +257,52 @@ def test_a_schemas_pattern_does_not_freeze_the_host_while_pricing(
         beating.join(HANG_GUARD)
     longest = max(b - a for a, b in zip(beats, beats[1:], strict=False))
     assert longest < 1.0, f"the host did not run for {longest:.1f} s"
+
+
+def _resident() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+@pytest.mark.parametrize("schema", [
+    "{'type': 'array', 'minItems': 300, 'items': {'type': 'array', 'minItems': 300, 'items':"
+    " {'type': 'array', 'minItems': 300, 'items': {'type': 'integer'}}}}",
+    "{'type': 'object', 'properties': {'v': {'type': 'string', 'minLength': 3000000}},"
+    " 'required': ['v']}",
+])  # fmt: skip
+def test_a_schemas_least_answer_is_not_built_in_the_host_while_pricing(schema: str) -> None:
+    """A plan's worker schema that asks for an answer of 27 million items (three nested
+    ``minItems`` of 300), or a string of 3 million characters: the rehearsal's stand-in, host
+    code under every isolation mode, built it, its text and its parse in the host, whatever
+    the plan's limits. The host grew by about 560 MB for a plan of ``memory_mb=256`` (1,000
+    a level is 10**9 items: the host's memory, not the plan's, runs out), and the string was
+    grown by ``+=`` in quadratic time (400,000 characters took 1.8 s of the host's CPU, 3
+    million minutes). A model's reply is bounded by its tokens; the stand-in now refuses a
+    schema whose least answer is past a million items or characters, as a worker's failure
+    in the price, at once."""
+    import planlang
+
+    peak = [0]
+    start = _resident()
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], _resident() - start)
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    began = time.monotonic()
+    try:
+        report = planlang.price(f"r = agent('x', schema={schema})\nresult = 1\n",
+                                settings=Settings(), seeds=1,
+                                limits=Limits(seconds=2, memory_mb=256))  # fmt: skip
+        time.sleep(1.0)  # a host thread the price returned from may still be building it
+    finally:
+        stop.set()
+        sampler.join(HANG_GUARD)
+    took = time.monotonic() - began
+    assert peak[0] < 200 * 2**20, f"the host grew by {peak[0] >> 20} MB"
+    assert took < 2 + 1 + 1 + 3, f"pricing took {took:.1f} s"
+    assert [p.kind for p in report.problems] == ["worker"], report.problems
