@@ -306,3 +306,22 @@ def test_a_schemas_least_answer_is_not_built_in_the_host_while_pricing(schema: s
     assert peak[0] < 200 * 2**20, f"the host grew by {peak[0] >> 20} MB"
     assert took < 2 + 1 + 1 + 3, f"pricing took {took:.1f} s"
     assert [p.kind for p in report.problems] == ["worker"], report.problems
+
+
+@pytest.mark.xfail(strict=True, reason="open: the host's decoder refuses a tuple met again "
+                   "inside itself (codec._PENDING); one process hands it over")  # fmt: skip
+def test_a_tuple_that_holds_itself_through_a_list_reaches_a_host_word_in_both_modes() -> None:
+    """``t = ([],)`` then ``t[0].append(t)``: a tuple that holds itself through a list, which
+    the language lets a plan make. As the run's result it crosses (the plan's process copies
+    the result first, as ``thaw`` does, and the copy's cycle runs through the list alone); as
+    a host word's argument it is sent as it is, and the host's decoder refuses the reference
+    back to the tuple it is still decoding: the plan fails with "A tuple or set that holds
+    itself cannot cross", where in one process the word gets the value."""
+    from planlang.sandbox.inprocess import Sandbox
+
+    def w(value: Any) -> bool:
+        return value[0][0] is value or value[0][0][0] is value[0]
+
+    plan = "t = ([],)\nt[0].append(t)\nresult = w(t)\n"
+    assert Sandbox(host={"w": w}, limits=Limits(seconds=5), isolation="inprocess").run(plan)
+    assert Sandbox(host={"w": w}, limits=Limits(seconds=5), isolation="process").run(plan)
