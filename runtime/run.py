@@ -158,6 +158,15 @@ class Run(RunView):
             else:
                 self._status = "failed"
             error = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
+            # A host call the plan's end left running (an isolated plan's process killed at
+            # its deadline while its word waits on the model or at the cap) asks nothing more:
+            # no repair or check turn, no admission at a cap raised later (REDTEAM14)
+            with self._lock:
+                if self._fatal is None:
+                    self._fatal = RunCancelled(f"The run {self.title!r} has ended.")
+                self._closed = True
+                self._cancelled.set()
+            self.llm.budget.wake()
             self.log_events.emit("run_finished", status=self._status, error=error,
                                  accounting=self.accounting.to_dict())  # fmt: skip
             self.log_events.close()

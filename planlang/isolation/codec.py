@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from planlang.isolation.plain import BIG as _BIG
@@ -143,8 +143,9 @@ class Encoder:
 
 def _plain_subclass(value: Any) -> Any:
     """dict and list subclasses (the sandbox's read-only ones, an OrderedDict, a named
-    tuple) as the plain type, or None."""
-    if isinstance(value, dict):
+    tuple) as the plain type, or None. Any ``Mapping`` is a dict, as the sandbox's ``thaw``
+    copies it in one process (a ``MappingProxyType``, a ``ChainMap``: REDTEAM14)."""
+    if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, list):
         return list(value)

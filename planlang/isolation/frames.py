@@ -50,7 +50,21 @@ class FrameTooCostly(CodecError):
 
 
 _json_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
-_json_loads = json.JSONDecoder().decode
+# The longest number the standard library's json may read in a frame, whatever the host's
+# ``sys.int_max_str_digits`` (CPython's default: 4,300): a host that set that to 0 converted a
+# plan process's 2,000,000 digits in quadratic time, 15 s with the interpreter's lock held,
+# and handed the host word a 6.6-million-bit int no bound had looked at (REDTEAM14). orjson
+# declines every number past a double, so such a frame always comes here.
+MAX_DIGITS = 4300
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits) > MAX_DIGITS + 1:  # a sign and MAX_DIGITS digits
+        raise ValueError(f"a number of {len(digits):,} digits is longer than a frame may hold")
+    return int(digits)
+
+
+_json_loads = json.JSONDecoder(parse_int=_bounded_int).decode
 _orjson_dumps, _orjson_loads = orjson.dumps, orjson.loads
 _pack, _monotonic = _HEADER.pack, time.monotonic
 

@@ -89,12 +89,26 @@ NAME_LENGTH = 100
 CACHED_NAMES = 1024
 
 
+# The builtin errors a plan's code raises in one process (its ``raise``, and what its own
+# operations raise): a host word that guards a plan function with ``except KeyError`` catches
+# one there, so here the class made for that name is a subclass of the builtin (a label and
+# a base, never an object of the other side's). A name made a plain Exception was caught by
+# no such handler, and the same plan failed under process isolation (REDTEAM14).
+_BUILTIN_BASES: dict[str, type[Exception]] = {
+    cls.__name__: cls
+    for cls in (ArithmeticError, AssertionError, AttributeError, Exception, IndexError,
+                KeyError, LookupError, NameError, OverflowError, RuntimeError, TypeError,
+                UnboundLocalError, ValueError, ZeroDivisionError)
+}  # fmt: skip
+
+
 def _named(name: str) -> type[Exception]:
     """An exception class with this name (the name is only a label; a common one made once)."""
     cls = _classes.get(name)
     if cls is None:
         safe = name if len(name) <= NAME_LENGTH and name.isidentifier() else "Error"
-        cls = type(safe, (Exception,), {"__str__": lambda self: str(self.args[0])})
+        base = _BUILTIN_BASES.get(safe, Exception)
+        cls = type(safe, (base,), {"__str__": lambda self: str(self.args[0])})
         if safe == name and len(_classes) < CACHED_NAMES + 2:
             _classes[name] = cls
     return cls
