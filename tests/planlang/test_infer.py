@@ -112,7 +112,8 @@ def _guarded_products(source: str) -> int:
         ("g = [[r * c for c in range(3)] for r in range(12) if (r := 'x')]", 1),
         ("def f(i):\n    return [i * j for j in range(5)]", 1),
         (
-            "def f():\n    for i in range(9):\n        i = 'x'\n    return [i * j for j in range(3)]",
+            "def f():\n    for i in range(9):\n        i = 'x'\n"
+            "    return [i * j for j in range(3)]",
             1,
         ),
         ("for i in range(0):\n    pass\ng = [i * j for j in range(5)]", 1),
