@@ -31,21 +31,24 @@ def test_the_steps_free_all_they_made_and_make_little_the_collector_tracks() -> 
 def test_a_plan_process_runs_every_warming_step_under_its_confinement() -> None:
     """Each step a ready process runs works there, under its own root, landlock and seccomp:
     a warming step that fails (a module its fork server never imported, say) ends warming
-    at once, silently, and every run after it pays the copies."""
+    at once, silently, and every run after it pays the copies. The run may take the process
+    before its own warming ended (on a loaded machine, as a run does): what that warming
+    still held stays, so the steps are checked to free all they made, no more."""
     pool = Pool(1, probes=True)
     try:
         found = run_probe(pool, (
             "from planlang.isolation import child, heap_warming\n"
+            "before = len(heap_warming._held)\n"
             "steps = list(child._warm_steps())\n"
             "for step in steps:\n"
             "    step()\n"
-            "result = [len(steps), len(child._WARM_RUNS), len(heap_warming._held)]\n"
+            "result = [len(steps), len(child._WARM_RUNS), before, len(heap_warming._held)]\n"
         ))  # fmt: skip
     finally:
         pool.close()
-    steps, warm_runs, held = found
+    steps, warm_runs, before, held = found
     assert steps > warm_runs - 1 + heap_warming.CHUNKS  # the warm-up plans, then the heap's
-    assert held == 0
+    assert held == before
 
 
 WRITTEN_AHEAD = """
