@@ -11,19 +11,19 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 import string
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
 from planlang.standin_size import ANSWER_MOST, least_size
 from runtime import Reply
 from runtime.canonical import same_as_dumps
+from runtime.json_schema import Validator, check_schema, schema_validator
+from runtime.linear_regex import search
 
 __all__ = ["StandIn", "UnsatisfiableSchema", "value_for"]
 
@@ -148,14 +148,14 @@ def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry 
 
 
 @lru_cache(maxsize=512)
-def _validator(schema_json: str) -> Draft202012Validator:
+def _validator(schema_json: str) -> Validator:
     """Checking a schema costs milliseconds; a plan asks the same few schemas many times."""
     schema = json.loads(schema_json)
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
     except SchemaError as error:
         raise UnsatisfiableSchema(f"the JSON schema is not valid: {error.message}") from None
-    return Draft202012Validator(schema)
+    return schema_validator(schema)
 
 
 # Keywords the maker always satisfies exactly (with consistent bounds, checked below).
@@ -314,7 +314,7 @@ class _Maker:
         _ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
         if "pattern" in schema:
             for candidate in _pattern_candidates(self.rng, low, high):
-                if re.search(schema["pattern"], candidate):
+                if search(schema["pattern"], candidate):
                     return candidate
         text = " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 4)))
         parts, size = [text], len(text)

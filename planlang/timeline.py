@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runtime.linear_regex import fullmatch
+
 __all__ = ["Lane", "PhaseStats", "Timeline", "TimelineError", "build_timeline", "load_timeline"]
 
 
@@ -140,7 +142,7 @@ def _line_of(name: str, lines: dict[str, int]) -> int | None:
     if name in lines:
         return lines[name]
     for pattern, line in lines.items():
-        if pattern.startswith("re:") and re.fullmatch(pattern[3:], name):
+        if pattern.startswith("re:") and fullmatch(pattern[3:], name):
             return line
     return None
 

@@ -17,11 +17,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .canonical import same_as_dumps
 from .errors import ClientError, RunError, WorkerFailed
+from .json_schema import Validator, check_schema, schema_validator
 from .quick_schema import Quick, compile_quick
 from .records import WorkerRecord
 from .reply import Reply, parse_json_text
@@ -30,7 +30,7 @@ Chat = Callable[[list[dict[str, Any]]], Reply]
 Check = Callable[[Any], "str | None"]
 
 # schema text -> its validator, and its quick yes (runtime.quick_schema) when it has one
-_validators: dict[str, tuple[Draft202012Validator, Quick | None]] = {}
+_validators: dict[str, tuple[Validator, Quick | None]] = {}
 _validators_lock = threading.Lock()
 _schema_text = same_as_dumps(sort_keys=True)  # json.dumps(schema, sort_keys=True)
 # json.dumps(x, sort_keys=True, ensure_ascii=False): how a schema and data are shown to a model
@@ -43,14 +43,12 @@ def key_of_shown(shown: str) -> str | None:
     return shown if shown.isascii() and "\x7f" not in shown else None
 
 
-def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
+def validator_for(schema: dict[str, Any]) -> Validator:
     """A cached Draft 2020-12 validator; raises ``ValueError`` for a schema that is not valid."""
     return checker_for(schema)[0]
 
 
-def checker_for(
-    schema: dict[str, Any], text: str | None = None
-) -> tuple[Draft202012Validator, Quick | None]:
+def checker_for(schema: dict[str, Any], text: str | None = None) -> tuple[Validator, Quick | None]:
     """``validator_for``'s validator, with the schema's quick yes (None when it has none).
     ``text`` is ``json.dumps(schema, sort_keys=True)`` when the caller has it already."""
     if text is None:
@@ -60,10 +58,10 @@ def checker_for(
     if found is not None:
         return found
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"The worker's JSON schema is not valid: {exc.message}") from None
-    made = (Draft202012Validator(schema), compile_quick(schema))
+    made = (schema_validator(schema), compile_quick(schema))
     with _validators_lock:
         if len(_validators) > 512:
             _validators.clear()
@@ -71,7 +69,7 @@ def checker_for(
     return made
 
 
-def schema_problems(validator: Draft202012Validator, value: Any, limit: int = 10) -> list[str]:
+def schema_problems(validator: Validator, value: Any, limit: int = 10) -> list[str]:
     problems = []
     for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"

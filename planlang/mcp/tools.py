@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from planlang import language as L
@@ -36,6 +35,7 @@ from planlang.sandbox.wall import HostObject
 from planlang.standin import UnsatisfiableSchema, value_for
 from runtime import Run
 from runtime.errors import ToolError
+from runtime.json_schema import Validator, check_schema, schema_validator
 from runtime.tools import ToolSpec, tool_door
 
 __all__ = ["McpTools", "Tool", "word_name"]
@@ -98,7 +98,7 @@ def _tool(server: ServerConfig, listed: Any) -> Tool:
     for schema in schemas:
         if schema is not None:
             try:
-                Draft202012Validator.check_schema(schema)
+                check_schema(schema)
             except SchemaError as error:
                 raise McpConfigError(f"The tool {spec.name} has a JSON schema that is not valid: "
                                      f"{error.message}") from None  # fmt: skip
@@ -219,8 +219,8 @@ class _ServerWords:
 def _word(tool: Tool, run: Run, connection: Connection) -> Callable[..., Any]:
     spec = tool.spec
     door = tool_door(run)
-    inputs = Draft202012Validator(tool.input_schema)
-    outputs = None if tool.output_schema is None else Draft202012Validator(tool.output_schema)
+    inputs = schema_validator(tool.input_schema)
+    outputs = None if tool.output_schema is None else schema_validator(tool.output_schema)
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if args:
@@ -269,7 +269,7 @@ def _plain(arguments: dict[str, Any], name: str) -> dict[str, Any]:
     return plain
 
 
-def _problems(validator: Draft202012Validator, value: Any) -> str:
+def _problems(validator: Validator, value: Any) -> str:
     found = []
     for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"

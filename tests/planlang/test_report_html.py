@@ -375,3 +375,22 @@ def test_tool_calls_count_in_the_totals_the_costs_and_the_budget():
     }  # fmt: skip
     assert tl.budget[-1][1] == 0.25  # spent
     assert 'id="cost-tools"' in render_run(tl)
+
+
+def test_a_phase_name_meets_its_f_strings_pattern_in_linear_time():
+    """A plan's ``phase(f"...")`` is matched as a pattern (each field ``.*``) against the names
+    its run started: six fields and a name of 400 letters that does not end the f-string's way
+    are 400**6 / 6! backtracking steps for Python's ``re`` (over 100 s here, the page's whole
+    host still); RE2 matches it in milliseconds: the bound of 30 s is far from both."""
+    from planlang.timeline import build_timeline
+
+    source = 'phase(f"{a}{b}{c}{d}{e}{f}x")\nphase("other")\n'
+    events = [{"kind": "run_started", "t": 0.0, "concurrency": 1},
+              {"kind": "phase", "t": 0.1, "name": "y" * 400},
+              {"kind": "phase", "t": 0.2, "name": "y" * 400 + "x"},
+              {"kind": "phase", "t": 0.3, "name": "other"}]  # fmt: skip
+    started = time.monotonic()
+    timeline = build_timeline(events, {}, [], source)
+    took = time.monotonic() - started
+    assert [p.line for p in timeline.phases] == [None, 1, 2]
+    assert took < 30, f"matching the phases took {took:.0f} s"

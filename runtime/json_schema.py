@@ -1,0 +1,122 @@
+"""JSON schemas (Draft 2020-12) checked and applied with their patterns matched in linear time.
+
+``jsonschema`` matches ``pattern``, ``patternProperties`` (and, through them,
+``additionalProperties``) with Python's backtracking ``re``; a plan's schema and a model's
+answer are an adversary's, so here those keywords match by ``linear_regex`` (RE2), and the
+check refuses a pattern RE2 cannot match (``format: regex`` of the metaschema, which
+``jsonschema`` checks with ``re.compile``). ``unevaluatedProperties`` finds the properties a
+``patternProperties`` evaluated inside ``jsonschema`` itself, with ``re``: a schema naming both
+is refused. Everything else is ``jsonschema``'s own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker, validators
+from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.protocols import Validator
+
+from .linear_regex import PatternError, compiled, search
+
+__all__ = ["Validator", "check_schema", "schema_validator"]
+
+FORMAT_CHECKER = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
+
+
+@FORMAT_CHECKER.checks("regex", raises=PatternError)
+def _is_pattern(instance: object) -> bool:
+    if isinstance(instance, str):
+        compiled(instance)
+    return True
+
+
+def check_schema(schema: Any) -> None:
+    """Raise ``SchemaError`` for a schema that is not valid Draft 2020-12, names a pattern RE2
+    does not match, or pairs ``unevaluatedProperties`` with ``patternProperties``."""
+    try:
+        Draft202012Validator.check_schema(schema, format_checker=FORMAT_CHECKER)
+    except SchemaError as error:
+        if isinstance(error.cause, PatternError):
+            where = "/".join(str(part) for part in error.absolute_path)
+            raise SchemaError(f"{error.cause} (at {where or 'the top level'})") from None
+        raise
+    keywords = set(_keywords(schema))
+    if {"unevaluatedProperties", "patternProperties"} <= keywords:
+        raise SchemaError(
+            "a schema with both unevaluatedProperties and patternProperties is not "
+            "supported (the first matches the second's patterns by backtracking)"
+        )
+
+
+def _keywords(schema: Any) -> Iterator[str]:
+    """Every key of every object in the schema (a property named so counts too: a refusal of
+    a rare schema, never a pattern let through)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            yield from (key for key in node if isinstance(key, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    if validator.is_type(instance, "string") and not search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Any
+) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    named = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras = {key for key in instance
+              if key not in named and not any(search(p, key) for p in patterns)}  # fmt: skip
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        ordered = sorted(extras, key=str)
+        if patterns:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in ordered)
+            listed = ", ".join(repr(each) for each in sorted(patterns))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            joined = ", ".join(repr(each) for each in ordered)
+            yield ValidationError(f"Additional properties are not allowed ({joined} {verb} "
+                                  "unexpected)")  # fmt: skip
+
+
+# jsonschema's Draft 2020-12 validator, its three pattern keywords matched by RE2 (the messages
+# are jsonschema's, word for word: a repair turn lists them to a model).
+_Linear = validators.extend(
+    Draft202012Validator,
+    {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    },
+)
+
+
+def schema_validator(schema: Any) -> Validator:
+    """A validator of a schema ``check_schema`` accepted."""
+    return _Linear(schema)

@@ -1,0 +1,75 @@
+"""Regular expressions from untrusted text, matched in time linear in the text (RE2).
+
+Python's ``re`` backtracks: ``^(a+)+b$`` against 30 letters is 2**30 steps in C with the
+interpreter's lock held, during which no thread of the host runs (its wall clock, and the
+killing of a plan's process, included). A plan writes its schemas' patterns and a model
+writes the text they meet, so both are an adversary's; RE2 (``google-re2``) matches any
+pattern it compiles in time linear in the text. It compiles what JSON Schema recommends
+patterns use (ECMA-262's common part: classes, ``\\p{...}``, groups, alternation, the
+quantifiers, anchors) and refuses backreferences and lookaround, which no linear-time engine
+matches: such a pattern is a ``PatternError`` with why. As in ECMA-262, ``$`` ends the text
+(Python's also matched before a last newline) and ``\\d`` is the ASCII digits.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import re2
+
+__all__ = ["PatternError", "compiled", "fullmatch", "search"]
+
+# RE2 gives up on a pattern whose program would pass this (``a{1000}{1000}``, say): a
+# ``PatternError``. Its default is 8 MiB; each of the cached patterns below may hold it.
+MAX_MEMORY = 1 << 20
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # its refusals are told by ``PatternError``, not on stderr
+_OPTIONS.max_mem = MAX_MEMORY
+
+
+class PatternError(ValueError):
+    """A pattern RE2 does not compile: a backreference, a lookaround, or not a pattern."""
+
+
+@functools.lru_cache(maxsize=256)
+def compiled(pattern: str) -> Any:
+    """The pattern compiled once (a plan asks the same few many times)."""
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except UnicodeEncodeError:
+        raise PatternError(f"the pattern {pattern!r} holds a lone surrogate") from None
+    except re2.error as error:
+        why = error.args[0] if error.args else "not a pattern"
+        if isinstance(why, bytes):
+            why = why.decode("utf-8", "replace")
+        raise PatternError(
+            f"the pattern {pattern!r} is not one that matches in linear time ({why}); "
+            "backreferences and lookaround are not supported"
+        ) from None
+
+
+def search(pattern: str, text: str) -> bool:
+    """Whether the pattern matches somewhere in the text (JSON Schema's ``pattern``)."""
+    return compiled(pattern).search(_encodable(text)) is not None
+
+
+def fullmatch(pattern: str, text: str) -> bool:
+    """Whether the pattern matches the whole text."""
+    return compiled(pattern).fullmatch(_encodable(text)) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # one class: no backtracking
+
+
+def _encodable(text: str) -> str:
+    """RE2 reads UTF-8: a lone surrogate (JSON's ``"\\ud800"`` decodes to one) is matched
+    as the replacement character, one for one, so the text keeps its length."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
