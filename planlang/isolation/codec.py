@@ -161,7 +161,8 @@ class Decoder:
     limits sent the host any: a 16 MB frame is an int of 64 million bits, which a host word
     squares in minutes with the interpreter's lock held (REDTEAM11)."""
 
-    __slots__ = ("handles", "made", "guarded", "budget", "int_bits", "shared", "_costs")
+    __slots__ = ("handles", "made", "guarded", "budget", "int_bits", "shared", "_costs",
+                 "_open", "_fills")  # fmt: skip
 
     def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool,
                  int_bits: int | None = None):  # fmt: skip
@@ -172,6 +173,14 @@ class Decoder:
         self.int_bits = int_bits
         self.shared = False  # a container was referred to again: ``walk_size`` may pass its size
         self._costs: dict[int, int] = {}
+        # A tuple met again inside itself (``t = ([],); t[0].append(t)``, which a plan may
+        # make): a ``_Later`` stands in its place, handed to the container decoding it
+        # (``_open``, until that container is made), which notes where it went (``_fills``:
+        # the tuple's number -> the list or dict and the place); the tuple, once made, is put
+        # in each. Within a tuple or a set itself, or as a key, there is no place to fill in
+        # later: refused.
+        self._open: list[_Later] = []
+        self._fills: dict[int, list[tuple[Any, Any]]] = {}
 
     def decode(self, data: Any) -> Any:
         kind = type(data)
@@ -186,6 +195,8 @@ class Decoder:
             items: list[Any] = []
             made.append(items)
             items.extend(decode(v) for v in data)
+            if self._open:
+                self._note(items, enumerate(items))
             return items
         if kind is not dict or len(data) != 1:
             raise CodecError("A frame held a value the protocol does not allow.")
@@ -194,9 +205,11 @@ class Decoder:
             if type(payload) is not int or not 0 <= payload < len(made):
                 raise CodecError("A frame referred to a value it had not sent.")
             found = made[payload]
-            if found is _PENDING:
-                raise CodecError("A tuple or set that holds itself cannot cross.")
             self.shared = True
+            if found is _PENDING:
+                later = _Later(payload)
+                self._open.append(later)
+                return later
             return found
         if tag == "i":
             if type(payload) is not str:
@@ -237,9 +250,13 @@ class Decoder:
                 return fresh
             items = [decode(v) for v in payload]  # in the order sent: references count so
             keys = items[0::2]
+            if self._open and any(type(key) is _Later for key in keys):
+                raise CodecError(_HOLDS_ITSELF)
             if self.guarded:
                 self._check_keys(keys)
             fresh.update(zip(keys, items[1::2], strict=True))
+            if self._open:
+                self._note(fresh, fresh.items())
             return fresh
         if tag in ("t", "s", "f"):
             index = len(made)
@@ -247,6 +264,8 @@ class Decoder:
             if type(payload) is not list:
                 raise CodecError("A frame held a malformed container.")
             values = [decode(v) for v in payload]
+            if self._open and any(type(v) is _Later for v in values):
+                raise CodecError(_HOLDS_ITSELF)
             if tag == "t":
                 value: Any = tuple(values)
             else:
@@ -254,11 +273,25 @@ class Decoder:
                     self._check_keys(values)
                 value = set(values) if tag == "s" else frozenset(values)
             made[index] = value
+            if self._fills:
+                for container, place in self._fills.pop(index, ()):
+                    container[place] = value
             return value
         handle = self.handles.get(tag)
         if handle is None:
             raise CodecError(f"A frame held a handle {tag!r} that this side does not take.")
         return handle(payload)
+
+    def _note(self, container: Any, places: Any) -> None:
+        """Where the stand-ins handed to ``container`` went, to be filled in later. They are
+        the last ones open (those handed to a container within it were noted by it)."""
+        found = 0
+        for place, item in places:
+            if type(item) is _Later:
+                self._fills.setdefault(item.index, []).append((container, place))
+                found += 1
+        if found:
+            del self._open[-found:]
 
     def _check_keys(self, keys: list[Any]) -> None:
         """Refuse keys whose hashing would walk too far or that collide on purpose."""
@@ -351,6 +384,18 @@ class _Pending:
 
 
 _PENDING = _Pending()
+
+
+class _Later:
+    """The place of a tuple met again inside itself, until the tuple is made."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+_HOLDS_ITSELF = "A tuple or set that holds itself other than through a list or dict cannot cross."
 
 
 def adapt_plain(value: Any) -> Any:

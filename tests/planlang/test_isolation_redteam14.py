@@ -307,8 +307,6 @@ def test_a_schemas_least_answer_is_not_built_in_the_host_while_pricing(schema: s
     assert [p.kind for p in report.problems] == ["worker"], report.problems
 
 
-@pytest.mark.xfail(strict=True, reason="open: the host's decoder refuses a tuple met again "
-                   "inside itself (codec._PENDING); one process hands it over")  # fmt: skip
 def test_a_tuple_that_holds_itself_through_a_list_reaches_a_host_word_in_both_modes() -> None:
     """``t = ([],)`` then ``t[0].append(t)``: a tuple that holds itself through a list, which
     the language lets a plan make. As the run's result it crosses (the plan's process copies
