@@ -6,7 +6,10 @@ answer are an adversary's, so here those keywords match by ``linear_regex`` (RE2
 check refuses a pattern RE2 cannot match (``format: regex`` of the metaschema, which
 ``jsonschema`` checks with ``re.compile``). ``unevaluatedProperties`` finds the properties a
 ``patternProperties`` evaluated inside ``jsonschema`` itself, with ``re``: a schema naming both
-is refused. Everything else is ``jsonschema``'s own.
+is refused. A schema that applies itself to the same value with no step into it between
+(``{"$ref": "#"}``, two ``$defs`` whose ``allOf`` name each other) recurses without end in any
+validator, and a ``$ref`` that names nothing the schema holds fails every answer: both are
+refused here, where the plan's line is still known. Everything else is ``jsonschema``'s own.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.protocols import Validator
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 from .linear_regex import PatternError, compiled, search
 
@@ -48,6 +54,89 @@ def check_schema(schema: Any) -> None:
             "a schema with both unevaluatedProperties and patternProperties is not "
             "supported (the first matches the second's patterns by backtracking)"
         )
+    if isinstance(schema, Mapping) and ("$ref" in keywords or "$dynamicRef" in keywords):
+        _check_references(schema)
+
+
+_BASE = "urn:planlang:schema"
+_SAME_VALUE = ("allOf", "anyOf", "oneOf")  # lists of schemas applied to the value itself
+_SAME_VALUE_ONE = ("not", "if", "then", "else")
+_NOT_SCHEMAS = ("const", "enum", "default", "examples")  # data, never walked as schemas
+
+
+def _check_references(schema: Mapping[str, Any]) -> None:
+    """Refuse a ``$ref`` that resolves to nothing, and a cycle of schemas each applied to the
+    very value the one before it was (``$ref``, ``allOf``/``anyOf``/``oneOf``, ``not``,
+    ``if``/``then``/``else``, ``dependentSchemas``): validation would never end."""
+    resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+    base = resource.id() or _BASE
+    root = Registry().with_resource(base, resource).crawl().resolver(base_uri=base)
+    nodes: dict[int, tuple[Any, str]] = {}  # id -> (schema, where)
+    edges: dict[int, list[int]] = {}
+    stack: list[tuple[Any, str, Any]] = [(schema, "", root)]
+    while stack:
+        node, where, resolver = stack.pop()
+        if not isinstance(node, Mapping) or id(node) in nodes:
+            continue
+        nodes[id(node)] = (node, where)
+        if node is not schema and isinstance(node.get("$id"), str):  # its refs are its own
+            resolver = resolver.in_subresource(
+                Resource.from_contents(node, default_specification=DRAFT202012))  # fmt: skip
+        same = edges.setdefault(id(node), [])
+        for keyword in ("$ref", "$dynamicRef"):
+            ref = node.get(keyword)
+            if not isinstance(ref, str):
+                continue
+            try:
+                found = resolver.lookup(ref)
+            except Unresolvable:
+                raise SchemaError(f"the $ref {ref!r} names nothing this schema holds (at "
+                                  f"{where or 'the top level'})") from None  # fmt: skip
+            same.append(id(found.contents))
+            stack.append((found.contents, f"{where}/{keyword}".lstrip("/"), found.resolver))
+        for key, value in node.items():
+            if key in _NOT_SCHEMAS or key in ("$ref", "$dynamicRef"):
+                continue
+            at = f"{where}/{key}".lstrip("/")
+            if isinstance(value, Mapping):
+                if key in _SAME_VALUE_ONE:
+                    same.append(id(value))
+                elif key == "dependentSchemas":
+                    same.extend(id(v) for v in value.values() if isinstance(v, Mapping))
+                stack.append((value, at, resolver))
+            elif isinstance(value, list):
+                if key in _SAME_VALUE:
+                    same.extend(id(v) for v in value if isinstance(v, Mapping))
+                stack.extend((v, f"{at}/{n}", resolver) for n, v in enumerate(value))
+    cycle = _cycle(edges)
+    if cycle is not None:
+        raise SchemaError(
+            "the schema applies itself to the same value with no step into it between (at "
+            f"{nodes[cycle][1] or 'the top level'}): validating any answer would never end"
+        )
+
+
+def _cycle(edges: dict[int, list[int]]) -> int | None:
+    """A node on a cycle of ``edges``, or None (depth first, without recursion)."""
+    state: dict[int, int] = {}  # 1: on the path, 2: done
+    for start in edges:
+        if start in state:
+            continue
+        path = [(start, iter(edges.get(start, ())))]
+        state[start] = 1
+        while path:
+            node, successors = path[-1]
+            for successor in successors:
+                if state.get(successor) == 1:
+                    return successor
+                if successor not in state:
+                    state[successor] = 1
+                    path.append((successor, iter(edges.get(successor, ()))))
+                    break
+            else:
+                path.pop()
+                state[node] = 2
+    return None
 
 
 def _keywords(schema: Any) -> Iterator[str]:

@@ -1,0 +1,77 @@
+"""A schema's ``$ref`` either resolves within it or the schema is refused, and a schema that
+applies itself to the same value with no step into it between is refused: ``{"$ref": "#"}``
+recursed without end in the stand-in and in jsonschema (a RecursionError as the worker's
+failure, REDTEAM14's note)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema.exceptions import SchemaError
+
+from runtime.json_schema import check_schema, schema_validator
+from runtime.worker import checker_for
+
+NEVER_ENDS = "applies itself to the same value"
+
+REFUSED = [
+    ({"$ref": "#"}, NEVER_ENDS, "the top level"),
+    ({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}},
+      "$ref": "#/$defs/a"}, NEVER_ENDS, "$defs"),
+    ({"anyOf": [{"type": "string"}, {"$ref": "#"}]}, NEVER_ENDS, "the top level"),
+    ({"properties": {"a": {"not": {"$ref": "#/properties/a"}}}}, NEVER_ENDS, "properties/a"),
+    ({"if": {"$ref": "#"}}, NEVER_ENDS, "the top level"),
+    ({"dependentSchemas": {"a": {"$ref": "#"}}}, NEVER_ENDS, "the top level"),
+    ({"properties": {"a": {"$ref": "#/$defs/nope"}}}, "names nothing", "properties/a"),
+    ({"$ref": "https://example.com/s.json"}, "names nothing", "the top level"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "why", "where"), REFUSED)
+def test_a_schema_that_never_ends_or_names_nothing_is_refused(
+    schema: dict[str, Any], why: str, where: str
+) -> None:
+    with pytest.raises(SchemaError, match=why) as refused:
+        check_schema(schema)
+    assert f"(at {where}" in refused.value.message
+    with pytest.raises(ValueError, match="not valid"):  # a worker's schema: the worker fails
+        checker_for(schema)
+
+
+TREE = {"type": "object", "properties": {"name": {"type": "string"},
+        "kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["name"]}  # fmt: skip
+ACCEPTED = [
+    (TREE, {"name": "a", "kids": [{"name": "b", "kids": [{"name": "c"}]}]},
+     {"name": "a", "kids": [{"kids": []}]}),
+    ({"$defs": {"x": {"$anchor": "word", "type": "string"}}, "$ref": "#word"}, "w", 1),
+    ({"$id": "https://example.com/root", "$defs": {"s": {"$id": "sub", "$defs": {
+      "t": {"type": "string"}}, "$ref": "#/$defs/t"}}, "$ref": "sub"}, "w", 1),
+    ({"properties": {"not": {"type": "string"}, "allOf": {"$ref": "#/properties/not"}}},
+     {"not": "a", "allOf": "b"}, {"allOf": 1}),
+    ({"const": {"$ref": "#"}}, {"$ref": "#"}, {"$ref": "x"}),  # data, not a schema
+    ({"type": "object", "properties": {"next": {"$ref": "#"}}}, {"next": {"next": {}}},
+     {"next": 1}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "fits", "does_not"), ACCEPTED)
+def test_recursive_and_referring_schemas_that_end_are_accepted_and_applied(
+    schema: dict[str, Any], fits: Any, does_not: Any
+) -> None:
+    """Recursion through a step into the value (a property, an item) ends with the value; an
+    anchor, a nested ``$id``, properties named like keywords, data that looks like a schema."""
+    check_schema(schema)
+    assert list(schema_validator(schema).iter_errors(fits)) == []
+    assert list(schema_validator(schema).iter_errors(does_not)) != []
+
+
+def test_the_stand_in_says_why_it_has_no_answer_for_a_schema_that_never_ends() -> None:
+    import planlang
+    from runtime import Settings
+
+    report = planlang.price('r = agent("q", schema={"$ref": "#"})\nresult = r\n',
+                            settings=Settings(), seeds=1)  # fmt: skip
+    (problem,) = report.problems
+    assert (problem.kind, problem.line) == ("worker", 1)
+    assert NEVER_ENDS in problem.message and "RecursionError" not in problem.message
