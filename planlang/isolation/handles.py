@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from planlang.errors import a_kind
-from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain, walk_size
+from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain
 from planlang.isolation.frames import BUDGET_FLOOR
 from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback
+from planlang.isolation.walks import walk_size
 from planlang.isolation.word_names import plain_signature
 from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
