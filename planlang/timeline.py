@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.linear_regex import fullmatch
+from runtime.linear_regex import PatternError, fullmatch
 
 __all__ = ["Lane", "PhaseStats", "Timeline", "TimelineError", "build_timeline", "load_timeline"]
 
@@ -114,6 +114,9 @@ def _read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def phase_lines(source: str) -> dict[str, int]:
     """The line of each ``phase("name")`` in the plan (f-strings match as patterns)."""
     try:
@@ -132,8 +135,9 @@ def phase_lines(source: str) -> dict[str, int]:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             found.setdefault(arg.value, node.lineno)
         elif isinstance(arg, ast.JoinedStr):
-            parts = [re.escape(str(v.value)) if isinstance(v, ast.Constant) else ".*"
-                     for v in arg.values]  # fmt: skip
+            # a lone surrogate as RE2 meets the name's (linear_regex): the replacement character
+            parts = [re.escape(_SURROGATE.sub("\ufffd", str(v.value)))
+                     if isinstance(v, ast.Constant) else ".*" for v in arg.values]  # fmt: skip
             found.setdefault("re:" + "".join(parts), node.lineno)
     return found
 
@@ -142,8 +146,12 @@ def _line_of(name: str, lines: dict[str, int]) -> int | None:
     if name in lines:
         return lines[name]
     for pattern, line in lines.items():
-        if pattern.startswith("re:") and fullmatch(pattern[3:], name):
-            return line
+        if pattern.startswith("re:"):
+            try:
+                if fullmatch(pattern[3:], name):
+                    return line
+            except PatternError:
+                continue
     return None
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import attrs
+import referencing
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.protocols import Validator
@@ -48,6 +50,7 @@ def check_schema(schema: Any) -> None:
             where = "/".join(str(part) for part in error.absolute_path)
             raise SchemaError(f"{error.cause} (at {where or 'the top level'})") from None
         raise
+    _check_patterns(schema)
     keywords = set(_keywords(schema))
     if {"unevaluatedProperties", "patternProperties"} <= keywords:
         raise SchemaError(
@@ -139,6 +142,34 @@ def _cycle(edges: dict[int, list[int]]) -> int | None:
     return None
 
 
+def _check_patterns(schema: Any) -> None:
+    """Every ``pattern`` and ``patternProperties`` key anywhere compiles in RE2: a ``$ref`` may
+    lead into a ``const``, ``enum`` or ``default``, where the metaschema checks no pattern."""
+    for node in _nodes(schema):
+        patterns: list[Any] = [node.get("pattern")]
+        more = node.get("patternProperties")
+        if isinstance(more, Mapping):
+            patterns.extend(more)
+        for pattern in patterns:
+            if isinstance(pattern, str):
+                try:
+                    compiled(pattern)
+                except PatternError as error:
+                    raise SchemaError(str(error)) from None
+
+
+def _nodes(schema: Any) -> Iterator[Mapping[Any, Any]]:
+    """Every object in the schema, at any depth."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def _keywords(schema: Any) -> Iterator[str]:
     """Every key of every object in the schema (a property named so counts too: a refusal of
     a rare schema, never a pattern let through)."""
@@ -182,7 +213,7 @@ def _additional_properties(
             yield from validator.descend(instance[extra], additional, path=extra)
     elif not additional and extras:
         ordered = sorted(extras, key=str)
-        if patterns:
+        if "patternProperties" in schema:
             verb = "does" if len(extras) == 1 else "do"
             joined = ", ".join(repr(each) for each in ordered)
             listed = ", ".join(repr(each) for each in sorted(patterns))
@@ -206,6 +237,25 @@ _Linear = validators.extend(
 )
 
 
+_FIELDS = [(each.name, each.alias) for each in attrs.fields(_Linear) if each.init]
+
+
+def _evolve(self: Any, **changes: Any) -> Any:
+    """jsonschema's ``evolve``, but always this validator: jsonschema's picks a class by each
+    subschema's ``$schema`` (``Draft7Validator``, even plain ``Draft202012Validator``), which
+    match patterns with ``re``. As at the top level, all of a schema is read as 2020-12."""
+    changes.setdefault("schema", self.schema)
+    for name, alias in _FIELDS:
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
+    return _Linear(**changes)
+
+
+_Linear.evolve = _evolve
+# No retrieval: jsonschema's default registry fetches a remote ``$ref`` with ``urlopen``.
+_LOCAL = referencing.Registry()
+
+
 def schema_validator(schema: Any) -> Validator:
     """A validator of a schema ``check_schema`` accepted."""
-    return _Linear(schema)
+    return _Linear(schema, registry=_LOCAL)
