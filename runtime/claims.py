@@ -15,13 +15,16 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import RunCancelled
 from .reply import Reply
 
 _OFD = hasattr(fcntl, "F_OFD_SETLK")
+# The byte just past every fingerprint's (60 bits): held, waiting, while a ledger is set up.
+_SETUP = 1 << 60
 
 
 def offset(key: str) -> int:
@@ -51,6 +54,28 @@ class FileClaims:
             return False
         return True
 
+    @contextmanager
+    def setting_up(self) -> Iterator[None]:
+        """Hold the setup byte, waiting for it: one process at a time sets the ledger up.
+
+        Two processes creating one SQLite file at once each read it, then ask to write
+        (``journal_mode = WAL``, the schema); SQLite refuses one at once ("database is
+        locked") rather than wait, since waiting could deadlock, whatever the busy timeout.
+        """
+        if _OFD:
+            fcntl.fcntl(self._fd, fcntl.F_OFD_SETLKW,
+                        struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, _SETUP, 1, 0))  # fmt: skip
+        else:  # pragma: no cover - not Linux
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _SETUP, os.SEEK_SET)
+        try:
+            yield
+        finally:
+            if _OFD:
+                fcntl.fcntl(self._fd, fcntl.F_OFD_SETLK,
+                            struct.pack("hhqqi4x", fcntl.F_UNLCK, os.SEEK_SET, _SETUP, 1, 0))  # fmt: skip
+            else:  # pragma: no cover - not Linux
+                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _SETUP, os.SEEK_SET)
+
     def try_claim(self, key: str) -> bool:
         """Take the claim on ``key`` if no one else holds it."""
         with self._lock:
@@ -65,6 +90,18 @@ class FileClaims:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
+
+
+@contextmanager
+def setting_up(ledger_path: str) -> Iterator[None]:
+    """Hold the setup of the SQLite ledger at ``ledger_path`` (for a table beside its answers,
+    set up by another object): one setup at a time, across processes and within one."""
+    claims = FileClaims(ledger_path + "-claims")
+    try:
+        with claims.setting_up():
+            yield
+    finally:
+        claims.close()
 
 
 def claim_or_answer(

@@ -119,16 +119,18 @@ class Ledger(AnswerStore):
         self._queue_lock = threading.Lock()
         self._queue: list[_Pending] = []
         self._leading = False  # a writer is committing (or about to); the others wait for it
-        self._db: sqlite3.Connection | None = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode: a commit survives a killed process (not a power cut), and
-            # commits stay cheap enough for thousands of answers a second.
-            self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(_SCHEMA)
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._set_up(busy_timeout)
+        except BaseException:  # a file that is not a ledger, say: nothing left open
+            if self._db is not None:
+                self._db.close()
+            if self._claims is not None:
+                self._claims.close()
+            raise
         # Checkpoints (copying the WAL back into the database file, with an fsync) are run
         # by a writer after it has woken the others, on a second connection, instead of by
         # SQLite inside a commit that every queued writer waits for.
@@ -138,6 +140,19 @@ class Ledger(AnswerStore):
         self._checkpoint_db: sqlite3.Connection | None = None
         if self.path != ":memory:":
             self._db.execute("PRAGMA wal_autocheckpoint = 0")
+
+    def _set_up(self, busy_timeout: float) -> None:
+        db = self._conn()
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if self._claims is None:
+            db.execute(_SCHEMA)
+            return
+        with self._claims.setting_up():  # two processes creating the file at once: one waits
+            db.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode: a commit survives a killed process (not a power cut), and
+            # commits stay cheap enough for thousands of answers a second.
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
 
     def __repr__(self) -> str:
         return f"Ledger({self.path!r})"

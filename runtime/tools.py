@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .claims import setting_up
 from .canonical import dumps
 from .errors import CacheMiss, OutcomeUnknown, RunError, ToolError
 from .reply import Reply
@@ -104,7 +105,8 @@ class _Marks:
             self._db = sqlite3.connect(path, timeout=30, isolation_level=None,
                                        check_same_thread=False)  # fmt: skip
             self._db.execute("PRAGMA busy_timeout = 30000")
-            self._db.execute(_IN_FLIGHT)
+            with setting_up(path):  # not beside another process's Ledger making the file
+                self._db.execute(_IN_FLIGHT)
 
     def get(self, key: str) -> bool:
         with self._lock:

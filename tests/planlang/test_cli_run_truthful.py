@@ -142,8 +142,8 @@ def test_a_cyclic_result_is_recorded_with_its_cycle(project, server):
 def test_two_runs_started_at_once_keep_two_records(project, server):
     procs = [start(project, url=server.base_url) for _ in range(2)]
     for proc in procs:
-        proc.communicate(timeout=300)
-        assert proc.returncode == 0
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
     records = metas(project)
     assert len({m["id"] for m in records}) == 2
     for folder in (project / ".planlang" / "runs").iterdir():

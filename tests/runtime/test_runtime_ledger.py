@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -284,3 +285,53 @@ def test_a_row_another_process_wrote_is_a_hit_for_an_open_ledger(
     assert reply.cached and reply.text == "paid by the other process"
     assert llm.stats["hits"] == 1 and llm.budget.spent == 0
     ledger.close()
+
+
+def _open_tool_marks(path: Path) -> None:
+    from runtime.tools import _Marks
+
+    _Marks(str(path))
+
+
+@pytest.mark.parametrize("beside", [None, _open_tool_marks], ids=["ledgers", "with-tool-marks"])
+def test_runners_creating_one_ledger_at_once_all_open_it(tmp_path: Path, beside: Any) -> None:
+    """Two `planlang run`s started at once on a new project both create its ledger: SQLite
+    refused one of them at once ("database is locked", whatever the busy timeout: both read the
+    new file, then both asked to write it), and that run ended with exit code 2. A run's tool
+    marks (a table in the ledger's file) are set up beside another run's ledger the same way."""
+    failures: list[str] = []
+    opens = [lambda path: Ledger(path).close(), beside or (lambda path: Ledger(path).close())]
+    for round_ in range(60):
+        path = tmp_path / f"answers{round_}.db"
+        barrier = threading.Barrier(4)
+
+        def open_it(how: Any, path: Path = path, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                how(path)
+            except sqlite3.Error as error:
+                failures.append(str(error))
+
+        threads = [threading.Thread(target=open_it, args=(opens[n % 2],)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        with Ledger(path) as ledger:  # what they made is a ledger in WAL mode
+            assert ledger._conn().execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert failures == []
+
+
+def test_a_file_that_is_not_a_ledger_leaves_nothing_open(tmp_path: Path) -> None:
+    import gc
+    import warnings
+
+    bad = tmp_path / "notes.db"
+    bad.write_text("not a database, " * 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        with pytest.raises(sqlite3.DatabaseError):
+            Ledger(bad)
+        gc.collect()
+    assert not any(Path("/proc/self/fd").joinpath(fd).resolve() == Path(f"{bad}-claims")
+                   for fd in os.listdir("/proc/self/fd"))  # fmt: skip
