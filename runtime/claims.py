@@ -62,19 +62,19 @@ class FileClaims:
         (``journal_mode = WAL``, the schema); SQLite refuses one at once ("database is
         locked") rather than wait, since waiting could deadlock, whatever the busy timeout.
         """
-        if _OFD:
-            fcntl.fcntl(self._fd, fcntl.F_OFD_SETLKW,
-                        struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, _SETUP, 1, 0))  # fmt: skip
-        else:  # pragma: no cover - not Linux
-            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, _SETUP, os.SEEK_SET)
+        self._hold_setup(fcntl.F_WRLCK)
         try:
             yield
         finally:
-            if _OFD:
-                fcntl.fcntl(self._fd, fcntl.F_OFD_SETLK,
-                            struct.pack("hhqqi4x", fcntl.F_UNLCK, os.SEEK_SET, _SETUP, 1, 0))  # fmt: skip
-            else:  # pragma: no cover - not Linux
-                fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, _SETUP, os.SEEK_SET)
+            self._hold_setup(fcntl.F_UNLCK)
+
+    def _hold_setup(self, kind: int) -> None:
+        if _OFD:
+            flock = struct.pack("hhqqi4x", kind, os.SEEK_SET, _SETUP, 1, 0)
+            fcntl.fcntl(self._fd, fcntl.F_OFD_SETLKW, flock)  # waits (unlocking never does)
+        else:  # pragma: no cover - not Linux
+            mode = fcntl.LOCK_UN if kind == fcntl.F_UNLCK else fcntl.LOCK_EX
+            fcntl.lockf(self._fd, mode, 1, _SETUP, os.SEEK_SET)
 
     def try_claim(self, key: str) -> bool:
         """Take the claim on ``key`` if no one else holds it."""

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .claims import setting_up
 from .canonical import dumps
+from .claims import setting_up
 from .errors import CacheMiss, OutcomeUnknown, RunError, ToolError
 from .reply import Reply
 from .stores import backend

@@ -378,3 +378,22 @@ def test_approving_a_held_plan_still_names_who_let_it_go(plan, tmp_path, capsys)
     assert code == 0 and out.startswith("Approved plan 1 (") and "by alice." in out
     code, out, _ = run(["approve", "1", "--by", "bob", "--json"], capsys)
     assert (code, json.loads(out)["decided_by"]) == (0, "alice")
+
+
+def test_a_ledger_locked_past_its_wait_is_not_called_not_a_ledger(tmp_path, capsys, monkeypatch):
+    # "database is locked" is an sqlite3.DatabaseError too: it was worded "not an answer ledger".
+    import sqlite3
+
+    import planlang.cli_ledger as cli_ledger
+
+    def locked(location):
+        raise sqlite3.OperationalError("database is locked")
+
+    from runtime import Ledger
+
+    good = tmp_path / "answers.db"
+    Ledger(str(good)).close()
+    monkeypatch.setattr(cli_ledger, "Ledger", locked)
+    code, out, err = run(["ledger", "copy", str(good), str(tmp_path / "copy.db")], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"Error: ledger {good}: cannot open: database is locked\n"

@@ -141,9 +141,14 @@ def test_a_cyclic_result_is_recorded_with_its_cycle(project, server):
 
 def test_two_runs_started_at_once_keep_two_records(project, server):
     procs = [start(project, url=server.base_url) for _ in range(2)]
-    for proc in procs:
-        _, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+    finally:  # a failure here leaves no run behind to be collected in a later test
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
     records = metas(project)
     assert len({m["id"] for m in records}) == 2
     for folder in (project / ".planlang" / "runs").iterdir():
