@@ -95,6 +95,8 @@ def _check_references(schema: Mapping[str, Any]) -> None:
             except Unresolvable:
                 raise SchemaError(f"the $ref {ref!r} names nothing this schema holds (at "
                                   f"{where or 'the top level'})") from None  # fmt: skip
+            if id(found.contents) not in nodes:
+                _check_target(found.contents, ref, where)
             same.append(id(found.contents))
             stack.append((found.contents, f"{where}/{keyword}".lstrip("/"), found.resolver))
         for key, value in node.items():
@@ -117,6 +119,21 @@ def _check_references(schema: Mapping[str, Any]) -> None:
             "the schema applies itself to the same value with no step into it between (at "
             f"{nodes[cycle][1] or 'the top level'}): validating any answer would never end"
         )
+
+
+def _check_target(target: Any, ref: str, where: str) -> None:
+    """A ``$ref`` may name a value the metaschema never saw as a schema (within ``const``,
+    ``enum``, ``default``, ``examples``, or any other data): validating it then raised from
+    jsonschema (``{"pattern": 5}``: a TypeError) as each answer was checked, however it was."""
+    try:
+        Draft202012Validator.check_schema(target, format_checker=FORMAT_CHECKER)
+    except SchemaError as error:
+        inner = "/".join(str(part) for part in error.absolute_path)
+        why = str(error.cause) if isinstance(error.cause, PatternError) else error.message
+        raise SchemaError(
+            f"the $ref {ref!r} names a value that is not a schema: {why} (at "
+            f"{where or 'the top level'}{', in it at ' + inner if inner else ''})"
+        ) from None
 
 
 def _cycle(edges: dict[int, list[int]]) -> int | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema.exceptions import SchemaError
 
 from runtime.json_schema import check_schema, schema_validator
@@ -75,3 +77,53 @@ def test_the_stand_in_says_why_it_has_no_answer_for_a_schema_that_never_ends() -
     (problem,) = report.problems
     assert (problem.kind, problem.line) == ("worker", 1)
     assert NEVER_ENDS in problem.message and "RecursionError" not in problem.message
+
+
+# -- a $ref into data: the metaschema never saw what it names as a schema ------------------
+
+NOT_SCHEMAS = [{"pattern": 5}, {"patternProperties": 5}, {"required": 5},
+               {"properties": {"a": 5}}, {"minLength": "x"}, {"type": "nope"},
+               {"items": {"enum": 3}}]  # fmt: skip
+
+
+@pytest.mark.parametrize("data", NOT_SCHEMAS, ids=str)
+@pytest.mark.parametrize("holder", ["const", "enum", "default", "examples", "x-note"])
+def test_a_ref_to_data_that_is_not_a_schema_is_refused_at_the_check(data: Any, holder: str) -> None:
+    """Each of these was accepted, then raised from jsonschema (TypeError, AttributeError,
+    UnknownType) as each answer was validated: a worker's failure after it paid the model."""
+    held = [data] if holder in ("enum", "examples") else data
+    ref = f"#/$defs/d/{holder}" + ("/0" if holder in ("enum", "examples") else "")
+    schema = {"type": "object", "$defs": {"d": {holder: held}}, "allOf": [{"$ref": ref}]}
+    with pytest.raises(SchemaError, match="names a value that is not a schema") as refused:
+        check_schema(schema)
+    assert "(at allOf/0, in it at " in str(refused.value)
+
+
+KEYWORDS = ["type", "pattern", "patternProperties", "properties", "required", "items",
+            "minLength", "maximum", "enum", "const", "allOf", "not",
+            "additionalProperties"]  # fmt: skip
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["a", "string", "^a", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b"]),
+                                                                inner, max_size=2),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.dictionaries(st.sampled_from(KEYWORDS), JSON, max_size=3),
+       answers=st.lists(JSON, min_size=1, max_size=4))  # fmt: skip
+def test_a_schema_the_check_accepts_only_ever_says_valid_or_why_not(
+    data: dict[str, Any], answers: list[Any]
+) -> None:
+    """Whatever a `$ref` names: a schema the check lets through validates every answer
+    without raising (a worker treats any other exception as its own failure)."""
+    schema = {"$defs": {"d": {"const": data}}, "anyOf": [{"$ref": "#/$defs/d/const"}]}
+    try:
+        check_schema(schema)
+    except SchemaError:
+        return
+    validator = schema_validator(schema)
+    for answer in answers:
+        for error in validator.iter_errors(answer):
+            assert isinstance(error.message, str)
