@@ -30,8 +30,10 @@ def open_ledger(location: str) -> Ledger:
         return Ledger(location)
     except (ValueError, StoreUnavailable, ImportError) as error:
         raise PlanFileError(f"ledger {location}: {error}") from None
-    except sqlite3.OperationalError as error:  # locked past the busy timeout, say
-        raise PlanFileError(f"ledger {location}: cannot open: {error}") from None
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):  # past the busy timeout
+            raise PlanFileError(f"ledger {location}: cannot open: {error}") from None
+        raise PlanFileError(f"ledger {location}: not an answer ledger ({error})") from None
     except sqlite3.DatabaseError as error:
         raise PlanFileError(f"ledger {location}: not an answer ledger ({error})") from None
     except OSError as error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import struct
 import threading
 import time
@@ -41,7 +42,9 @@ class FileClaims:
         self._lock = threading.Lock()
 
     def _set(self, key: str, kind: int) -> bool:
-        start = offset(key)
+        return self._set_at(offset(key), kind)
+
+    def _set_at(self, start: int, kind: int) -> bool:
         try:
             if _OFD:
                 # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks)
@@ -55,26 +58,26 @@ class FileClaims:
         return True
 
     @contextmanager
-    def setting_up(self) -> Iterator[None]:
-        """Hold the setup byte, waiting for it: one process at a time sets the ledger up.
+    def setting_up(self, timeout: float) -> Iterator[None]:
+        """Hold the setup byte: one process at a time sets the ledger up.
 
         Two processes creating one SQLite file at once each read it, then ask to write
         (``journal_mode = WAL``, the schema); SQLite refuses one at once ("database is
         locked") rather than wait, since waiting could deadlock, whatever the busy timeout.
+        The byte is waited for as SQLite waits, up to ``timeout`` seconds (a holder may be
+        stopped, by Ctrl-Z or a debugger), then "database is locked" as SQLite says it.
         """
-        self._hold_setup(fcntl.F_WRLCK)
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while not self._set_at(_SETUP, fcntl.F_WRLCK):
+            if time.monotonic() >= deadline:
+                raise sqlite3.OperationalError("database is locked")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
         try:
             yield
         finally:
-            self._hold_setup(fcntl.F_UNLCK)
-
-    def _hold_setup(self, kind: int) -> None:
-        if _OFD:
-            flock = struct.pack("hhqqi4x", kind, os.SEEK_SET, _SETUP, 1, 0)
-            fcntl.fcntl(self._fd, fcntl.F_OFD_SETLKW, flock)  # waits (unlocking never does)
-        else:  # pragma: no cover - not Linux
-            mode = fcntl.LOCK_UN if kind == fcntl.F_UNLCK else fcntl.LOCK_EX
-            fcntl.lockf(self._fd, mode, 1, _SETUP, os.SEEK_SET)
+            self._set_at(_SETUP, fcntl.F_UNLCK)
 
     def try_claim(self, key: str) -> bool:
         """Take the claim on ``key`` if no one else holds it."""
@@ -92,13 +95,26 @@ class FileClaims:
                 self._fd = -1
 
 
+# Without OFD locks, closing any descriptor of a file lets go of every lock the process holds
+# on it: a ledger's claims included. There, one FileClaims a path stays open for good.
+_KEPT: dict[str, FileClaims] = {}
+_KEPT_LOCK = threading.Lock()
+
+
 @contextmanager
-def setting_up(ledger_path: str) -> Iterator[None]:
+def setting_up(ledger_path: str, timeout: float) -> Iterator[None]:
     """Hold the setup of the SQLite ledger at ``ledger_path`` (for a table beside its answers,
     set up by another object): one setup at a time, across processes and within one."""
-    claims = FileClaims(ledger_path + "-claims")
+    path = ledger_path + "-claims"
+    if not _OFD:  # pragma: no cover - not Linux
+        with _KEPT_LOCK:
+            claims = _KEPT.get(path) or _KEPT.setdefault(path, FileClaims(path))
+        with claims.setting_up(timeout):
+            yield
+        return
+    claims = FileClaims(path)
     try:
-        with claims.setting_up():
+        with claims.setting_up(timeout):
             yield
     finally:
         claims.close()

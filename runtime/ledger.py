@@ -147,7 +147,7 @@ class Ledger(AnswerStore):
         if self._claims is None:
             db.execute(_SCHEMA)
             return
-        with self._claims.setting_up():  # two processes creating the file at once: one waits
+        with self._claims.setting_up(busy_timeout):  # two creating the file at once: one waits
             db.execute("PRAGMA journal_mode = WAL")
             # NORMAL in WAL mode: a commit survives a killed process (not a power cut), and
             # commits stay cheap enough for thousands of answers a second.

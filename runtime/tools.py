@@ -104,9 +104,13 @@ class _Marks:
         if path is not None and path != ":memory:":
             self._db = sqlite3.connect(path, timeout=30, isolation_level=None,
                                        check_same_thread=False)  # fmt: skip
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            with setting_up(path):  # not beside another process's Ledger making the file
-                self._db.execute(_IN_FLIGHT)
+            try:
+                self._db.execute("PRAGMA busy_timeout = 30000")
+                with setting_up(path, 30.0):  # not beside another process's Ledger making it
+                    self._db.execute(_IN_FLIGHT)
+            except BaseException:
+                self._db.close()
+                raise
 
     def get(self, key: str) -> bool:
         with self._lock:
@@ -140,13 +144,20 @@ class _Marks:
 def forget_in_flight(ledger_path: str | Path) -> list[str]:
     """Clear every in-flight mark of a ledger file, after a person checked their outcomes.
 
-    Returns the names of the calls cleared; a rerun sends them again.
+    Returns the names of the calls cleared; a rerun sends them again. A path with no file is
+    FileNotFoundError (it made an empty ledger there before).
     """
-    db = sqlite3.connect(str(ledger_path), isolation_level=None)
+    if not Path(ledger_path).is_file():
+        raise FileNotFoundError(f"No ledger at {str(ledger_path)!r}.")
+    db = sqlite3.connect(str(ledger_path), timeout=30, isolation_level=None)
     try:
-        db.execute(_IN_FLIGHT)
-        names = [row[0] for row in db.execute("SELECT name FROM tool_calls_in_flight")]
-        db.execute("DELETE FROM tool_calls_in_flight")
+        # all of it held: a Ledger making the file beside its writes would be refused at once
+        with setting_up(str(ledger_path), 30.0):
+            db.execute(_IN_FLIGHT)
+            db.execute("BEGIN IMMEDIATE")  # the names read are the marks cleared
+            names = [row[0] for row in db.execute("SELECT name FROM tool_calls_in_flight")]
+            db.execute("DELETE FROM tool_calls_in_flight")
+            db.execute("COMMIT")
         return names
     finally:
         db.close()

@@ -397,3 +397,16 @@ def test_a_ledger_locked_past_its_wait_is_not_called_not_a_ledger(tmp_path, caps
     code, out, err = run(["ledger", "copy", str(good), str(tmp_path / "copy.db")], capsys)
     assert (code, out) == (2, "")
     assert err == f"Error: ledger {good}: cannot open: database is locked\n"
+
+
+def test_a_database_whose_answers_name_is_taken_is_not_an_answer_ledger(tmp_path, capsys):
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+        db.execute("CREATE INDEX answers ON t (x)")
+    code, out, err = run(["ledger", "copy", str(other), str(tmp_path / "copy.db")], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"Error: ledger {other}: not an answer ledger (")
+    assert len(err.splitlines()) == 1

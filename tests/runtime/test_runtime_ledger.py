@@ -293,7 +293,14 @@ def _open_tool_marks(path: Path) -> None:
     _Marks(str(path))
 
 
-@pytest.mark.parametrize("beside", [None, _open_tool_marks], ids=["ledgers", "with-tool-marks"])
+def _forget_in_flight(path: Path) -> None:
+    from runtime.tools import forget_in_flight
+
+    forget_in_flight(path)
+
+
+@pytest.mark.parametrize("beside", [None, _open_tool_marks, _forget_in_flight],
+                         ids=["ledgers", "with-tool-marks", "with-forget-in-flight"])  # fmt: skip
 def test_runners_creating_one_ledger_at_once_all_open_it(tmp_path: Path, beside: Any) -> None:
     """Two `planlang run`s started at once on a new project both create its ledger: SQLite
     refused one of them at once ("database is locked", whatever the busy timeout: both read the
@@ -303,6 +310,7 @@ def test_runners_creating_one_ledger_at_once_all_open_it(tmp_path: Path, beside:
     opens = [lambda path: Ledger(path).close(), beside or (lambda path: Ledger(path).close())]
     for round_ in range(60):
         path = tmp_path / f"answers{round_}.db"
+        path.touch()  # an empty file is an empty SQLite database: still to be set up
         barrier = threading.Barrier(4)
 
         def open_it(how: Any, path: Path = path, barrier: threading.Barrier = barrier) -> None:
@@ -335,3 +343,34 @@ def test_a_file_that_is_not_a_ledger_leaves_nothing_open(tmp_path: Path) -> None
         gc.collect()
     assert not any(Path("/proc/self/fd").joinpath(fd).resolve() == Path(f"{bad}-claims")
                    for fd in os.listdir("/proc/self/fd"))  # fmt: skip
+
+
+def test_a_setup_held_elsewhere_is_waited_for_no_longer_than_the_busy_timeout(
+    tmp_path: Path,
+) -> None:
+    """A runner stopped (Ctrl-Z, a debugger) while it sets the ledger up held every other
+    opener of that file for as long as it was stopped: the setup's lock waited for good."""
+    from runtime.claims import FileClaims
+
+    path = tmp_path / "answers.db"
+    holder = FileClaims(f"{path}-claims")
+    try:
+        with holder.setting_up(1.0):
+            outcome: list[BaseException | None] = []
+
+            def open_it() -> None:
+                try:
+                    Ledger(path, busy_timeout=0.2).close()
+                    outcome.append(None)
+                except BaseException as error:  # noqa: BLE001 - what it was is asserted
+                    outcome.append(error)
+
+            opener = threading.Thread(target=open_it, daemon=True)
+            opener.start()
+            opener.join(timeout=120)  # a hang guard, not a timing assertion
+            assert outcome, "the ledger waited past its busy timeout for the setup lock"
+            assert isinstance(outcome[0], sqlite3.OperationalError)
+            assert str(outcome[0]) == "database is locked"
+        Ledger(path, busy_timeout=0.2).close()  # let go: it opens
+    finally:
+        holder.close()
