@@ -44,6 +44,13 @@ def check_schema(schema: Any) -> None:
     """Raise ``SchemaError`` for a schema that is not valid Draft 2020-12, names a pattern RE2
     does not match, or pairs ``unevaluatedProperties`` with ``patternProperties``."""
     try:
+        _check(schema)
+    except RecursionError:  # jsonschema's metaschema check recurses (about 120 levels here)
+        raise SchemaError("the schema nests too deeply to be checked") from None
+
+
+def _check(schema: Any) -> None:
+    try:
         Draft202012Validator.check_schema(schema, format_checker=FORMAT_CHECKER)
     except SchemaError as error:
         if isinstance(error.cause, PatternError):
@@ -68,37 +75,40 @@ _NOT_SCHEMAS = ("const", "enum", "default", "examples")  # data, never walked as
 
 
 def _check_references(schema: Mapping[str, Any]) -> None:
-    """Refuse a ``$ref`` that resolves to nothing, and a cycle of schemas each applied to the
-    very value the one before it was (``$ref``, ``allOf``/``anyOf``/``oneOf``, ``not``,
-    ``if``/``then``/``else``, ``dependentSchemas``): validation would never end."""
-    resource = Resource.from_contents(schema, default_specification=DRAFT202012)
-    base = resource.id() or _BASE
-    root = Registry().with_resource(base, resource).crawl().resolver(base_uri=base)
+    """Refuse a ``$ref`` that resolves to nothing or to a value that is not a schema, and a
+    cycle of schemas each applied to the very value the one before it was (``$ref``,
+    ``allOf``/``anyOf``/``oneOf``, ``not``, ``if``/``then``/``else``, ``dependentSchemas``):
+    validation would never end."""
+    try:
+        resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+        base = resource.id() or _BASE
+        root = Registry().with_resource(base, resource).crawl().resolver(base_uri=base)
+    except Exception as error:  # noqa: BLE001 - referencing's own, on a malformed subresource
+        raise SchemaError(f"the schema's $ids cannot be followed: {error}") from None
+    depth, checked = _positions(schema)
     nodes: dict[int, tuple[Any, str]] = {}  # id -> (schema, where)
     edges: dict[int, list[int]] = {}
-    stack: list[tuple[Any, str, Any]] = [(schema, "", root)]
+    targets: list[tuple[int, Any, str, str]] = []  # (depth, target, ref, where), to check
+    # (node, where, resolver, whether the resolver is already at the node's own resource)
+    stack: list[tuple[Any, str, Any, bool]] = [(schema, "", root, True)]
     while stack:
-        node, where, resolver = stack.pop()
+        node, where, resolver, entered = stack.pop()
         if not isinstance(node, Mapping) or id(node) in nodes:
             continue
         nodes[id(node)] = (node, where)
-        if node is not schema and isinstance(node.get("$id"), str):  # its refs are its own
-            resolver = resolver.in_subresource(
-                Resource.from_contents(node, default_specification=DRAFT202012))  # fmt: skip
+        if not entered and isinstance(node.get("$id"), str):  # its refs are its own
+            resolver = _entered(resolver, node, where)
         same = edges.setdefault(id(node), [])
         for keyword in ("$ref", "$dynamicRef"):
             ref = node.get(keyword)
             if not isinstance(ref, str):
                 continue
-            try:
-                found = resolver.lookup(ref)
-            except Unresolvable:
-                raise SchemaError(f"the $ref {ref!r} names nothing this schema holds (at "
-                                  f"{where or 'the top level'})") from None  # fmt: skip
-            if id(found.contents) not in nodes:
-                _check_target(found.contents, ref, where)
-            same.append(id(found.contents))
-            stack.append((found.contents, f"{where}/{keyword}".lstrip("/"), found.resolver))
+            found = _lookup(resolver, ref, where)
+            target = found.contents
+            if not isinstance(target, Mapping | list) or id(target) not in checked:
+                targets.append((depth.get(id(target), 0), target, ref, where))
+            same.append(id(target))
+            stack.append((target, f"{where}/{keyword}".lstrip("/"), found.resolver, True))
         for key, value in node.items():
             if key in _NOT_SCHEMAS or key in ("$ref", "$dynamicRef"):
                 continue
@@ -108,17 +118,85 @@ def _check_references(schema: Mapping[str, Any]) -> None:
                     same.append(id(value))
                 elif key == "dependentSchemas":
                     same.extend(id(v) for v in value.values() if isinstance(v, Mapping))
-                stack.append((value, at, resolver))
+                stack.append((value, at, resolver, False))
             elif isinstance(value, list):
                 if key in _SAME_VALUE:
                     same.extend(id(v) for v in value if isinstance(v, Mapping))
-                stack.extend((v, f"{at}/{n}", resolver) for n, v in enumerate(value))
+                stack.extend((v, f"{at}/{n}", resolver, False) for n, v in enumerate(value))
+    # outermost first: what a target's check covers (its schema positions) is not checked again
+    for _depth, target, ref, where in sorted(targets, key=lambda t: t[0]):
+        if isinstance(target, Mapping | list) and id(target) in checked:
+            continue
+        _check_target(target, ref, where)
+        checked.update(_positions(target, checked)[1])
     cycle = _cycle(edges)
     if cycle is not None:
         raise SchemaError(
             "the schema applies itself to the same value with no step into it between (at "
             f"{nodes[cycle][1] or 'the top level'}): validating any answer would never end"
         )
+
+
+def _entered(resolver: Any, node: Mapping[str, Any], where: str) -> Any:
+    try:
+        return resolver.in_subresource(
+            Resource.from_contents(node, default_specification=DRAFT202012))  # fmt: skip
+    except Exception as error:  # noqa: BLE001 - referencing's own, on a malformed subresource
+        raise SchemaError(f"the $id at {where} cannot be followed: {error}") from None
+
+
+def _lookup(resolver: Any, ref: str, where: str) -> Any:
+    try:
+        return resolver.lookup(ref)
+    except Unresolvable:
+        raise SchemaError(f"the $ref {ref!r} names nothing this schema holds (at "
+                          f"{where or 'the top level'})") from None  # fmt: skip
+    except Exception as error:  # noqa: BLE001 - referencing's own, on a malformed subresource
+        raise SchemaError(f"the $ref {ref!r} cannot be followed: {error} (at "
+                          f"{where or 'the top level'})") from None  # fmt: skip
+
+
+# Where Draft 2020-12's metaschema takes a value as a schema (each other value is data to it).
+_ONE_SCHEMA = frozenset({"additionalProperties", "propertyNames", "items", "contains", "not",
+                         "if", "then", "else", "unevaluatedItems", "unevaluatedProperties",
+                         "contentSchema"})  # fmt: skip
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas", "dependencies"})  # fmt: skip
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+
+
+def _positions(schema: Any, stop: set[int] | None = None) -> tuple[dict[int, int], set[int]]:
+    """(the depth of each object and array, the objects the metaschema checked as schemas
+    when it checked ``schema``), each visited once; ``stop``: schemas not walked again."""
+    depth: dict[int, int] = {}
+    checked: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(schema, 0, True)]
+    while stack:
+        node, level, as_schema = stack.pop()
+        if not isinstance(node, Mapping | list):
+            continue
+        if as_schema:
+            if id(node) in checked or (stop is not None and id(node) in stop):
+                continue
+            checked.add(id(node))
+        elif id(node) in depth:
+            continue
+        depth.setdefault(id(node), level)
+        if isinstance(node, list):
+            stack.extend((item, level + 1, False) for item in node)
+            continue
+        for key, value in node.items():
+            schemas = as_schema and (key in _ONE_SCHEMA or key in _SCHEMA_MAPS
+                                     or key in _SCHEMA_LISTS)  # fmt: skip
+            if schemas and key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                depth.setdefault(id(value), level + 1)
+                stack.extend((v, level + 2, True) for v in value.values())
+            elif schemas and key in _SCHEMA_LISTS and isinstance(value, list):
+                depth.setdefault(id(value), level + 1)
+                stack.extend((v, level + 2, True) for v in value)
+            else:
+                stack.append((value, level + 1, schemas and key in _ONE_SCHEMA))
+    return depth, checked
 
 
 def _check_target(target: Any, ref: str, where: str) -> None:

@@ -127,3 +127,88 @@ def test_a_schema_the_check_accepts_only_ever_says_valid_or_why_not(
     for answer in answers:
         for error in validator.iter_errors(answer):
             assert isinstance(error.message, str)
+
+
+# -- review16 ------------------------------------------------------------------------------
+
+
+def _anchor_chain(depth: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for i in reversed(range(depth)):
+        node = {"$anchor": f"a{i}", "properties": {"x": {"type": "integer"}, "n": node}}
+    return {
+        "$defs": {"chain": node},
+        "properties": {f"p{i}": {"$ref": f"#a{i}"} for i in range(depth)},
+    }
+
+
+def test_a_ref_to_a_schema_the_metaschema_checked_is_not_checked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each $ref's target was checked again, whole: a chain of anchors, each one referenced,
+    made the check quadratic (4.1 s for 36 KB, 15.8 s for 72 KB)."""
+    import runtime.json_schema as json_schema
+
+    checked: list[Any] = []
+    original = json_schema._check_target
+
+    def counted(target: Any, *rest: Any) -> None:
+        checked.append(target)
+        original(target, *rest)
+
+    monkeypatch.setattr(json_schema, "_check_target", counted)
+    check_schema(_anchor_chain(40))
+    assert checked == []
+
+
+def test_refs_into_nested_data_check_each_value_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Targets within data, one inside the other's schema positions: the outer one's check
+    covers the inner, whatever order the refs come in."""
+    import runtime.json_schema as json_schema
+
+    checked: list[Any] = []
+    original = json_schema._check_target
+
+    def counted(target: Any, *rest: Any) -> None:
+        checked.append(target)
+        original(target, *rest)
+
+    monkeypatch.setattr(json_schema, "_check_target", counted)
+    inner: dict[str, Any] = {"type": "string"}
+    data: dict[str, Any] = {"properties": {"a": {"properties": {"b": inner}}}}
+    at = "#/$defs/d/const"
+    schema = {"$defs": {"d": {"const": data}},
+              "allOf": [{"$ref": f"{at}/properties/a/properties/b"},
+                        {"$ref": f"{at}/properties/a"}, {"$ref": at}]}  # fmt: skip
+    check_schema(schema)
+    assert checked == [data]
+
+
+def test_a_nested_relative_id_reached_through_a_ref_resolves_once() -> None:
+    """Its base was taken twice (``.../b/b/s``): a valid schema jsonschema applies was refused."""
+    schema = {"$id": "http://e.com/a/root",
+              "$defs": {"s": {"$id": "b/s", "$defs": {"t": {"type": "string"}},
+                              "$ref": "#/$defs/t"}},
+              "properties": {"p": {"$ref": "b/s"}}}  # fmt: skip
+    check_schema(schema)
+    assert [e.message for e in schema_validator(schema).iter_errors({"p": 5})] == [
+        "5 is not of type 'string'"
+    ]
+
+
+@pytest.mark.parametrize("extends", [5, {"pattern": 5}])
+def test_a_subresource_referencing_cannot_follow_is_a_schema_error(extends: Any) -> None:
+    """referencing's crawl raised TypeError or AttributeError (a worker catches SchemaError)."""
+    schema = {"$defs": {"d": {"$schema": "http://json-schema.org/draft-03/schema#",
+                              "extends": extends}},
+              "properties": {"a": {"$ref": "#/$defs/d"}}}  # fmt: skip
+    with pytest.raises(SchemaError, match="cannot be followed"):
+        check_schema(schema)
+
+
+def test_a_schema_nested_past_the_checkers_recursion_is_a_schema_error() -> None:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(300):
+        node = {"properties": {"n": node}}
+    with pytest.raises(SchemaError, match="nests too deeply"):
+        check_schema(node)
