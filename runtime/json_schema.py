@@ -28,7 +28,7 @@ from referencing.jsonschema import DRAFT202012
 
 from .linear_regex import PatternError, compiled, search
 
-__all__ = ["Validator", "check_schema", "schema_validator"]
+__all__ = ["SCHEMA_MOST", "Validator", "check_schema", "check_size", "schema_validator"]
 
 FORMAT_CHECKER = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
 
@@ -40,9 +40,35 @@ def _is_pattern(instance: object) -> bool:
     return True
 
 
+# The most values a schema may hold written out (a value it holds twice counts twice): a plan
+# can build a schema that holds one object twice at each of 20 levels, a million values as
+# text, in 20 lines; every walk of it (its text, the metaschema, the stand-in) is that long.
+# The metaschema's check alone takes about 0.1 ms a value (1 s at this bound, anyOf dense).
+SCHEMA_MOST = 10_000
+
+
+def check_size(schema: Any) -> None:
+    """Raise ``SchemaError`` for a schema of more than ``SCHEMA_MOST`` values written out (a
+    cycle among them too); in time bounded by that number, whatever the schema holds."""
+    stack, seen = [schema], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > SCHEMA_MOST:
+            raise SchemaError(
+                f"the schema is too large: more than {SCHEMA_MOST:,} values written out (a "
+                "value it holds twice counts twice)"
+            )
+        if isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+
+
 def check_schema(schema: Any) -> None:
-    """Raise ``SchemaError`` for a schema that is not valid Draft 2020-12, names a pattern RE2
-    does not match, or pairs ``unevaluatedProperties`` with ``patternProperties``."""
+    """Raise ``SchemaError`` for a schema that is too large, not valid Draft 2020-12, names a
+    pattern RE2 does not match, or pairs ``unevaluatedProperties`` with ``patternProperties``."""
+    check_size(schema)
     try:
         _check(schema)
     except RecursionError:  # jsonschema's metaschema check recurses (about 120 levels here)

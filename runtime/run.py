@@ -21,10 +21,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from jsonschema.exceptions import SchemaError
+
 from .accounting import Accounting
 from .errors import FanOutDeadlock, RunCancelled, RunError, WorkerFailed
 from .events import EventLog
 from .fanout import FanOut, Thunk
+from .json_schema import check_size
 from .llm import LLM
 from .records import WorkerRecord
 from .reply import Reply
@@ -286,6 +289,12 @@ class Run(RunView):
         try:
             if self._closed:
                 raise self._cancelled_error()
+            if schema is not None:  # before its text is made: that is as long as it is
+                try:
+                    check_size(schema)
+                except SchemaError as exc:
+                    raise ValueError(f"The worker's JSON schema is not valid: {exc.message}"
+                                     ) from None  # fmt: skip
             # The schema's text once: shown to the model and, when it is the same text, the key
             # of its validator.
             shown = shown_json(schema) if schema is not None else None

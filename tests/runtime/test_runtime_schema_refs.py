@@ -212,3 +212,47 @@ def test_a_schema_nested_past_the_checkers_recursion_is_a_schema_error() -> None
         node = {"properties": {"n": node}}
     with pytest.raises(SchemaError, match="nests too deeply"):
         check_schema(node)
+
+
+# -- a schema that repeats itself: its written-out size, not its objects, is bounded ------
+
+
+def _doubled(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        node = {"anyOf": [node, node]}  # one object twice: 2**levels leaves written out
+    return {"type": "object", "properties": {"a": node}}
+
+
+def test_a_schema_that_holds_one_object_twice_at_each_level_is_refused_before_any_walk() -> None:
+    """A plan's 20 lines made a schema a million values long as text: pricing it froze the
+    host for minutes (16 levels: 56 s in-process; 18: 235 s, past a 60 s limit)."""
+    with pytest.raises(SchemaError, match="too large: more than 10,000 values written out"):
+        check_schema(_doubled(40))  # 2**40: refused in time bounded by the limit
+
+
+def test_a_schema_that_holds_itself_is_refused_by_its_size() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["self"] = schema
+    with pytest.raises(SchemaError, match="too large"):
+        check_schema(schema)
+
+
+def test_a_worker_with_a_doubled_schema_fails_before_its_text_is_made() -> None:
+    from runtime import LLM, Ledger, Reply, Run
+
+    asked: list[Any] = []
+
+    def client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        asked.append(messages)
+        return Reply(text='{"a": "x"}')
+
+    run = Run("doubled", llm=LLM(Ledger(":memory:"), client=client))
+    assert run.run_sync(lambda r: r.agent("q", schema=_doubled(40))) is None
+    [record] = run.threads
+    assert record.status == "failed" and "too large" in str(record.error)
+    assert asked == []  # no credit spent for a call that could not be made
+
+
+def test_a_schema_of_ordinary_size_with_a_shared_part_is_accepted() -> None:
+    check_schema(_doubled(10))  # 1,024 leaves: within the bound
