@@ -67,3 +67,21 @@ def same_as_dumps(**options: Any) -> Callable[[Any], str]:
             return json.dumps(obj, **options)
 
     return dumps
+
+
+def written_past(value: Any, most: int) -> bool:
+    """Whether ``value`` written out holds more than ``most`` values (a part it holds twice
+    counts twice; a part that holds itself, without end). A plan makes a value of 2**30
+    values written out from 30 shared lists, which no text of it can hold: this says so in
+    time bounded by ``most``, before any text is made."""
+    stack, seen = [value], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > most:
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return False

@@ -26,6 +26,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from .canonical import written_past
 from .linear_regex import PatternError, compiled, search
 
 __all__ = ["SCHEMA_MOST", "Validator", "check_schema", "check_size", "schema_validator"]
@@ -50,19 +51,11 @@ SCHEMA_MOST = 10_000
 def check_size(schema: Any) -> None:
     """Raise ``SchemaError`` for a schema of more than ``SCHEMA_MOST`` values written out (a
     cycle among them too); in time bounded by that number, whatever the schema holds."""
-    stack, seen = [schema], 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > SCHEMA_MOST:
-            raise SchemaError(
-                f"the schema is too large: more than {SCHEMA_MOST:,} values written out (a "
-                "value it holds twice counts twice)"
-            )
-        if isinstance(node, Mapping):
-            stack.extend(node.values())
-        elif isinstance(node, list | tuple):
-            stack.extend(node)
+    if written_past(schema, SCHEMA_MOST):
+        raise SchemaError(
+            f"the schema is too large: more than {SCHEMA_MOST:,} values written out (a "
+            "value it holds twice counts twice)"
+        )
 
 
 def check_schema(schema: Any) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from jsonschema.exceptions import SchemaError
 
 from .accounting import Accounting
+from .canonical import written_past
 from .errors import FanOutDeadlock, RunCancelled, RunError, WorkerFailed
 from .events import EventLog
 from .fanout import FanOut, Thunk
@@ -44,6 +45,11 @@ Resample = Callable[[str | None, str, str | None, int], int]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
 _monotonic_ns = time.monotonic_ns
+
+
+# The most values a worker's data may hold written out: shown to a model as text, a million
+# values is past any model's context already; a plan's shared lists made 2**30 in 30 lines.
+DATA_MOST = 1_000_000
 
 
 class Run(RunView):
@@ -295,6 +301,11 @@ class Run(RunView):
                 except SchemaError as exc:
                     raise ValueError(f"The worker's JSON schema is not valid: {exc.message}"
                                      ) from None  # fmt: skip
+            if data is not None and written_past(data, DATA_MOST):
+                raise ValueError(
+                    f"The worker's data is too large: more than {DATA_MOST:,} values written "
+                    "out (a part it holds twice counts twice)."
+                )
             # The schema's text once: shown to the model and, when it is the same text, the key
             # of its validator.
             shown = shown_json(schema) if schema is not None else None

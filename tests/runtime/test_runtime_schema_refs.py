@@ -256,3 +256,27 @@ def test_a_worker_with_a_doubled_schema_fails_before_its_text_is_made() -> None:
 
 def test_a_schema_of_ordinary_size_with_a_shared_part_is_accepted() -> None:
     check_schema(_doubled(10))  # 1,024 leaves: within the bound
+
+
+def test_a_workers_data_of_shared_lists_fails_before_its_text_is_made() -> None:
+    """30 shared lists are 2**30 values as text: json.dumps of it held the host for good
+    in-process (under isolation the codec's walk bound refused it)."""
+    from runtime import LLM, Ledger, Reply, Run
+
+    asked: list[Any] = []
+
+    def client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        asked.append(messages)
+        return Reply(text="ok")
+
+    data: list[Any] = ["x"]
+    for _ in range(30):
+        data = [data, data]
+    run = Run("shared", llm=LLM(Ledger(":memory:"), client=client))
+    assert run.run_sync(lambda r: [r.agent("q", data=data), r.agent("q", data=[1, 2])]) == [
+        None,
+        "ok",
+    ]
+    first = run.threads[0]
+    assert first.status == "failed" and "data is too large" in str(first.error)
+    assert len(asked) == 1
