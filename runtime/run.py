@@ -21,14 +21,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from jsonschema.exceptions import SchemaError
-
 from .accounting import Accounting
-from .canonical import written_past
 from .errors import FanOutDeadlock, RunCancelled, RunError, WorkerFailed
 from .events import EventLog
 from .fanout import FanOut, Thunk
-from .json_schema import check_size
 from .llm import LLM
 from .records import WorkerRecord
 from .reply import Reply
@@ -37,7 +33,15 @@ from .settings import Settings
 from .stacks import thread_stack
 from .stream import Stream
 from .waits import BudgetWait, Watcher, take_slot, watch_budget, without_slot
-from .worker import Check, build_messages, converse, key_of_shown, response_params, shown_json
+from .worker import (
+    Check,
+    build_messages,
+    check_sizes,
+    converse,
+    key_of_shown,
+    response_params,
+    shown_json,
+)
 
 Plan = Callable[["Run"], Any]
 # (label, prompt, role, the plan's sample) -> the sample index to ask under
@@ -45,11 +49,6 @@ Resample = Callable[[str | None, str, str | None, int], int]
 
 _FINISHED = {"done": "worker_done", "failed": "worker_failed"}  # else worker_cancelled
 _monotonic_ns = time.monotonic_ns
-
-
-# The most values a worker's data may hold written out: shown to a model as text, a million
-# values is past any model's context already; a plan's shared lists made 2**30 in 30 lines.
-DATA_MOST = 1_000_000
 
 
 class Run(RunView):
@@ -295,17 +294,7 @@ class Run(RunView):
         try:
             if self._closed:
                 raise self._cancelled_error()
-            if schema is not None:  # before its text is made: that is as long as it is
-                try:
-                    check_size(schema)
-                except SchemaError as exc:
-                    raise ValueError(f"The worker's JSON schema is not valid: {exc.message}"
-                                     ) from None  # fmt: skip
-            if data is not None and written_past(data, DATA_MOST):
-                raise ValueError(
-                    f"The worker's data is too large: more than {DATA_MOST:,} values written "
-                    "out (a part it holds twice counts twice)."
-                )
+            check_sizes(schema, data)  # before their text is made: that is as long as they are
             # The schema's text once: shown to the model and, when it is the same text, the key
             # of its validator.
             shown = shown_json(schema) if schema is not None else None

@@ -19,9 +19,9 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from .canonical import same_as_dumps
+from .canonical import same_as_dumps, written_past
 from .errors import ClientError, RunError, WorkerFailed
-from .json_schema import Validator, check_schema, schema_validator
+from .json_schema import Validator, check_schema, check_size, schema_validator
 from .quick_schema import Quick, compile_quick
 from .records import WorkerRecord
 from .reply import Reply, parse_json_text
@@ -41,6 +41,26 @@ def key_of_shown(shown: str) -> str | None:
     """``json.dumps(schema, sort_keys=True)`` from the schema's ``shown_json`` text, when they
     are the same text: all ASCII, and no DEL (which only ``ensure_ascii`` escapes)."""
     return shown if shown.isascii() and "\x7f" not in shown else None
+
+
+# The most values a worker's data may hold written out: shown to a model as text, a million
+# values is past any model's context already; a plan's shared lists made 2**30 in 30 lines.
+DATA_MOST = 1_000_000
+
+
+def check_sizes(schema: dict[str, Any] | None, data: Any) -> None:
+    """Raise ``ValueError`` for a schema or data too large written out (``check_size``,
+    ``DATA_MOST``), in time bounded by the limit: their text would be as long."""
+    if schema is not None:
+        try:
+            check_size(schema)
+        except SchemaError as exc:
+            raise ValueError(f"The worker's JSON schema is not valid: {exc.message}") from None
+    if data is not None and written_past(data, DATA_MOST):
+        raise ValueError(
+            f"The worker's data is too large: more than {DATA_MOST:,} values written out (a "
+            "part it holds twice counts twice)."
+        )
 
 
 def validator_for(schema: dict[str, Any]) -> Validator:

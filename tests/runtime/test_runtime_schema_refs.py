@@ -142,38 +142,34 @@ def _anchor_chain(depth: int) -> dict[str, Any]:
     }
 
 
-def test_a_ref_to_a_schema_the_metaschema_checked_is_not_checked_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each $ref's target was checked again, whole: a chain of anchors, each one referenced,
-    made the check quadratic (4.1 s for 36 KB, 15.8 s for 72 KB)."""
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Each value ``_check_target`` checks, in order."""
     import runtime.json_schema as json_schema
 
-    checked: list[Any] = []
+    seen: list[Any] = []
     original = json_schema._check_target
 
     def counted(target: Any, *rest: Any) -> None:
-        checked.append(target)
+        seen.append(target)
         original(target, *rest)
 
     monkeypatch.setattr(json_schema, "_check_target", counted)
+    return seen
+
+
+def test_a_ref_to_a_schema_the_metaschema_checked_is_not_checked_again(
+    checked: list[Any],
+) -> None:
+    """Each $ref's target was checked again, whole: a chain of anchors, each one referenced,
+    made the check quadratic (4.1 s for 36 KB, 15.8 s for 72 KB)."""
     check_schema(_anchor_chain(40))
     assert checked == []
 
 
-def test_refs_into_nested_data_check_each_value_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refs_into_nested_data_check_each_value_once(checked: list[Any]) -> None:
     """Targets within data, one inside the other's schema positions: the outer one's check
     covers the inner, whatever order the refs come in."""
-    import runtime.json_schema as json_schema
-
-    checked: list[Any] = []
-    original = json_schema._check_target
-
-    def counted(target: Any, *rest: Any) -> None:
-        checked.append(target)
-        original(target, *rest)
-
-    monkeypatch.setattr(json_schema, "_check_target", counted)
     inner: dict[str, Any] = {"type": "string"}
     data: dict[str, Any] = {"properties": {"a": {"properties": {"b": inner}}}}
     at = "#/$defs/d/const"
