@@ -19,7 +19,15 @@ from typing import Any
 from jsonschema.exceptions import SchemaError
 
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
-from planlang.standin_size import ANSWER_MOST, least_size
+from planlang.standin_size import (
+    ANSWER_MOST,
+    AnswerTooLarge,
+    fits,
+    guess_kind,
+    least_size,
+    spend,
+    start_budget,
+)
 from runtime import Reply
 from runtime.canonical import same_as_dumps
 from runtime.json_schema import Validator, check_schema, schema_validator
@@ -119,12 +127,23 @@ def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: in
 
 def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None) -> Any:
     """``value_for``, with the schema's ``plain_entry`` made already."""
-    least = least_size(schema)
-    if least > ANSWER_MOST:
-        raise UnsatisfiableSchema(
-            f"the JSON schema asks for an answer of more than {ANSWER_MOST:,} items or "
-            "characters, past what a model's reply holds; the stand-in makes none"
-        )
+    if least_size(schema) > ANSWER_MOST:
+        raise _too_large()
+    start_budget()  # and any other build stops there too, as it is made
+    try:
+        return _made(schema, rng, extra, entry)
+    except AnswerTooLarge:
+        raise _too_large() from None
+
+
+def _too_large() -> UnsatisfiableSchema:
+    return UnsatisfiableSchema(
+        f"the JSON schema asks for an answer of more than {ANSWER_MOST:,} items or "
+        "characters, past what a model's reply holds; the stand-in makes none"
+    )
+
+
+def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None) -> Any:
     compiled, key = entry if entry is not None else (None, _schema_text(schema))
     validator = _validator(key)
     if compiled is not None:
@@ -224,6 +243,7 @@ class _Maker:
         self.root = root
         self.rng = rng
         self.extra = extra
+        self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
 
     def make(self, schema: Any, depth: int) -> Any:
         if schema is True or schema == {}:
@@ -238,7 +258,7 @@ class _Maker:
             return self.rng.choice(schema["enum"]) if schema["enum"] else None
         for key in ("oneOf", "anyOf"):
             if key in schema and schema[key]:
-                return self.make(self.rng.choice(schema[key]), depth + 1)
+                return self.make(self.rng.choice(self._fitting(schema[key])), depth + 1)
         if "allOf" in schema:
             merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
             for part in schema["allOf"]:
@@ -254,10 +274,23 @@ class _Maker:
         kind = schema.get("type")
         if isinstance(kind, list):
             kinds = [k for k in kind if k != "null"] or kind
-            kind = self.rng.choice(kinds)
+            kind = self.rng.choice(self._fitting_kinds(schema, kinds))
         if kind is None:
             kind = self._guess(schema)
         return getattr(self, f"_{kind}", self._null)(schema, depth)
+
+    def _fitting(self, choices: list[Any]) -> list[Any]:
+        """The choices the maker may build within ``ANSWER_MOST`` (all of them, usually)."""
+        fitting = [c for c in choices if fits(c, self.root, self.memo)]
+        if not fitting:
+            raise AnswerTooLarge
+        return fitting if len(fitting) < len(choices) else choices
+
+    def _fitting_kinds(self, schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
+        fitting = [k for k in kinds if type(k) is not str or fits(schema, self.root, self.memo, k)]
+        if not fitting:
+            raise AnswerTooLarge
+        return fitting if len(fitting) < len(kinds) else kinds
 
     def resolve(self, ref: str) -> Any:
         if not ref.startswith("#"):
@@ -269,21 +302,14 @@ class _Maker:
             node = node.get(part.replace("~1", "/").replace("~0", "~"), {})
         return node
 
-    @staticmethod
-    def _guess(schema: dict[str, Any]) -> str:
-        if "properties" in schema or "required" in schema:
-            return "object"
-        if "items" in schema or "prefixItems" in schema:
-            return "array"
-        if "minimum" in schema or "maximum" in schema:
-            return "integer"
-        return "string"
+    _guess = staticmethod(guess_kind)
 
     def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
         props: dict[str, Any] = schema.get("properties", {})
         required = list(dict.fromkeys(schema.get("required", [])))
         optional = [k for k in props if k not in required]
         chosen = required + [k for k in optional if self.rng.random() < 0.5]
+        spend(len(chosen))
         return {k: self.make(props.get(k, {}), depth + 1) for k in chosen}
 
     def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
@@ -292,6 +318,7 @@ class _Maker:
         high = schema.get("maxItems", low + self.extra)
         _ordered(low, high, "minItems", "maxItems")
         n = self.rng.randint(low, max(low, min(high, low + self.extra)))
+        spend(n)
         items = [self.make(p, depth + 1) for p in prefix]
         item_schema = schema.get("items", {})
         seen: list[Any] = list(items)
@@ -316,6 +343,7 @@ class _Maker:
             for candidate in _pattern_candidates(self.rng, low, high):
                 if search(schema["pattern"], candidate):
                     return candidate
+        spend(low if type(low) is int and low > 0 else 1)
         text = " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 4)))
         parts, size = [text], len(text)
         while size < low:  # joined once: ``+=`` grew the text in quadratic time (REDTEAM14)

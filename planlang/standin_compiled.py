@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from planlang.standin_size import AnswerTooLarge, fits, spend
 from runtime.canonical import same_as_dumps
 
 __all__ = ["Entry", "Rules", "compile_maker", "plain", "plain_entry", "seed_text"]
@@ -187,7 +188,7 @@ def _runtimes_format(params: dict[str, Any], schema: Any) -> bool:
 def compile_maker(schema: Any, extra: int, rules: Rules) -> Make | None:
     """``rng -> value`` drawing as ``_Maker(schema, rng, extra).make(schema, 0)``, or None."""
     try:
-        return _Compiler(extra, rules).node(schema, 0)
+        return _Compiler(extra, rules, schema).node(schema, 0)
     except (_Refused, RecursionError):
         return None
 
@@ -205,6 +206,11 @@ def _number(value: Any) -> bool:
     return type(value) is int or type(value) is float
 
 
+def _too_large(rng: random.Random) -> Any:
+    """A node no answer within ``ANSWER_MOST`` can be built for (``standin_size.fits``)."""
+    raise AnswerTooLarge
+
+
 def _none(rng: random.Random) -> None:
     return None
 
@@ -212,10 +218,12 @@ def _none(rng: random.Random) -> None:
 class _Compiler:
     """One schema's closures; each method mirrors the ``_Maker`` method of the same name."""
 
-    def __init__(self, extra: int, rules: Rules) -> None:
+    def __init__(self, extra: int, rules: Rules, root: Any) -> None:
         self.extra = extra
         self.words = rules.words
         self.rules = rules
+        self.root = root  # the whole schema, and its nodes' least sizes (``fits``)
+        self.memo: dict[Any, int] = {}
 
     def node(self, schema: Any, depth: int) -> Make:
         if schema is True or schema == {}:
@@ -242,8 +250,11 @@ class _Compiler:
             kinds = [k for k in kind if k != "null"] or kind
             if not kinds or not all(k is None or type(k) is str for k in kinds):
                 raise _Refused
-            by_kind = {k: self.kind(schema, k, depth) for k in kinds}
-            return lambda rng: by_kind[rng.choice(kinds)](rng)
+            fitting = [k for k in kinds if k is None or fits(schema, self.root, self.memo, k)]
+            if not fitting:
+                return _too_large
+            by_kind = {k: self.kind(schema, k, depth) for k in fitting}
+            return lambda rng: by_kind[rng.choice(fitting)](rng)
         return self.kind(schema, kind, depth)
 
     def kind(self, schema: dict[str, Any], kind: Any, depth: int) -> Make:
@@ -276,11 +287,18 @@ class _Compiler:
         optional = [k for k in props if k not in required]
         makers = {k: self.node(props.get(k, {}), depth + 1) for k in required + optional}
         if not optional:
-            return lambda rng: {k: makers[k](rng) for k in required}
+            size = len(required)
+
+            def whole(rng: random.Random) -> dict[str, Any]:
+                spend(size)
+                return {k: makers[k](rng) for k in required}
+
+            return whole
 
         def make(rng: random.Random) -> dict[str, Any]:
             draw = rng.random
             chosen = required + [k for k in optional if draw() < 0.5]
+            spend(len(chosen))
             return {k: makers[k](rng) for k in chosen}
 
         return make
@@ -295,7 +313,13 @@ class _Compiler:
             raise _Refused
         top = max(low, min(high, low + self.extra))
         item = self.node(schema.get("items", {}), depth + 1)
-        return lambda rng: [item(rng) for _ in range(rng.randint(low, top))]
+
+        def make(rng: random.Random) -> list[Any]:
+            n = rng.randint(low, top)
+            spend(n)
+            return [item(rng) for _ in range(n)]
+
+        return make
 
     def string(self, schema: dict[str, Any]) -> Make:
         low = schema.get("minLength", 1)
@@ -308,6 +332,7 @@ class _Compiler:
         cut = high >= low
 
         def make(rng: random.Random) -> str:
+            spend(low)
             choice = rng.choice
             text = " ".join(choice(words) for _ in range(rng.randint(1, 4)))
             parts, size = [text], len(text)

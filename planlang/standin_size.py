@@ -1,11 +1,15 @@
-"""How large the least answer a JSON schema allows is: the stand-in refuses to build one past
-what a model's reply holds, since it builds answers in the host (REDTEAM14)."""
+"""How large an answer the stand-in may build: never past what a model's reply holds, since it
+builds answers in the host (REDTEAM14). ``least_size`` refuses a schema at once when every
+answer the makers would build is too large; ``spend``, called by both makers as they build,
+stops any other build at the same bound (a choice, a ``$ref``, a kind the makers guess)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-__all__ = ["ANSWER_MOST", "least_size"]
+__all__ = ["ANSWER_MOST", "AnswerTooLarge", "fits", "guess_kind", "least_size", "spend",
+           "start_budget"]  # fmt: skip
 
 # The most items and characters an answer of the stand-in's may need at least: a model's reply
 # is bounded by its tokens, and the stand-in builds its answer, its text and its parse in the
@@ -14,40 +18,135 @@ __all__ = ["ANSWER_MOST", "least_size"]
 ANSWER_MOST = 1_000_000
 
 
-def least_size(schema: Any, depth: int = 0) -> int:
-    """Items and characters every value valid under ``schema`` has at least (a lower bound:
-    a keyword it does not follow counts nothing), counted up to just past ``ANSWER_MOST``."""
-    if not isinstance(schema, dict) or depth > 12:
-        return 1
-    most = ANSWER_MOST + 1
-    kinds = schema.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    if not isinstance(kinds, list) or len(kinds) != 1 or "anyOf" in schema or "oneOf" in schema:
-        return 1  # a choice of kinds: the cheapest may be small
-    kind = kinds[0]
-    least = 1
-    if kind == "string":
-        low = schema.get("minLength", 0)
-        least = max(1, low) if type(low) is int else 1
-    elif kind == "array":
-        low = schema.get("minItems", 0)
-        low = min(low, most) if type(low) is int and low > 0 else 0
-        prefix = schema.get("prefixItems")
-        prefix = prefix[:low] if isinstance(prefix, list) else []
-        items = schema.get("items")
-        each = least_size(items, depth + 1) if isinstance(items, dict) else 1
-        least = 1 + sum(least_size(p, depth + 1) for p in prefix) + (low - len(prefix)) * each
-    elif kind == "object":
-        low = schema.get("minProperties", 0)
-        least = 1 + (min(low, most) if type(low) is int and low > 0 else 0)
-        required = schema.get("required")
-        properties = schema.get("properties")
-        if isinstance(required, list) and isinstance(properties, dict):
-            for name in required[:most]:
-                if isinstance(name, str):
-                    least += least_size(properties.get(name), depth + 1)
-                if least > most:
-                    break
-    for part in schema.get("allOf", ()) if isinstance(schema.get("allOf"), list) else ():
-        least = max(least, least_size(part, depth + 1))
-    return min(least, most)
+class AnswerTooLarge(Exception):
+    """A build of the stand-in's passed ``ANSWER_MOST`` items and characters."""
+
+
+class _Budget(threading.local):
+    left = ANSWER_MOST  # items and characters the answer being built on this thread may add
+
+
+_BUDGET = _Budget()
+
+
+def start_budget() -> None:
+    """A new answer is built on this thread: ``ANSWER_MOST`` for all of its tries."""
+    _BUDGET.left = ANSWER_MOST
+
+
+def spend(n: int) -> None:
+    """Count ``n`` items or characters about to be built (AnswerTooLarge past the budget)."""
+    left = _BUDGET.left - max(n, 0)
+    _BUDGET.left = left
+    if left < 0:
+        raise AnswerTooLarge
+
+
+def guess_kind(schema: dict[str, Any]) -> str:
+    """The kind the makers build for a node that names no type."""
+    if "properties" in schema or "required" in schema:
+        return "object"
+    if "items" in schema or "prefixItems" in schema:
+        return "array"
+    if "minimum" in schema or "maximum" in schema:
+        return "integer"
+    return "string"
+
+
+def _resolve(root: Any, ref: Any) -> Any:
+    """A local ``$ref``'s target within ``root``, as the maker finds it (None: not local)."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in ref.lstrip("#").strip("/").split("/"):
+        if part:
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(
+                node, dict) else None  # fmt: skip
+    return node
+
+
+_VISITS = 10_000  # nodes one count looks at: past them a node counts 1 (a lower bound still)
+
+
+def least_size(schema: Any, root: Any = None, memo: dict[Any, int] | None = None) -> int:
+    """Items and characters every answer the makers build for ``schema`` has at least (a
+    lower bound: a keyword it does not follow counts nothing), counted up to just past
+    ``ANSWER_MOST``: a local ``$ref`` is followed (within ``root``, the whole schema), a node
+    without a type counts as the kind the makers guess for it, and a choice (``anyOf``,
+    ``oneOf``, a list of types) as its smallest. Each node is counted once (``memo``, which a
+    maker keeps for its schema), and at most ``_VISITS`` nodes a call: ``$ref``s reached twice
+    a level would make the count exponential."""
+    return _Count(schema if root is None else root, memo).least(schema, 0)
+
+
+def fits(schema: Any, root: Any, memo: dict[Any, int], kind: str | None = None) -> bool:
+    """Whether the makers can build an answer for ``schema`` (as ``kind``, if given) within
+    ``ANSWER_MOST``: a choice is made only among those that fit (``least_size``)."""
+    return _Count(root, memo).least(schema, 0, kind) <= ANSWER_MOST
+
+
+class _Count:
+    def __init__(self, root: Any, memo: dict[Any, int] | None):
+        self.root = root
+        self.memo: dict[Any, int] = {} if memo is None else memo
+        self.visits = _VISITS
+
+    def least(self, schema: Any, depth: int, kind: str | None = None) -> int:
+        if not isinstance(schema, dict) or depth > 12:
+            return 1
+        key = (id(schema), kind)  # every node lives as long as the root that holds it
+        found = self.memo.get(key)
+        if found is None:
+            self.visits -= 1
+            if self.visits < 0:
+                return 1
+            found = self.memo[key] = self._least(schema, depth, kind)
+        return found
+
+    def _least(self, schema: dict[str, Any], depth: int, kind: str | None) -> int:
+        most = ANSWER_MOST + 1
+        if kind is None:
+            if "$ref" in schema:
+                return self.least(_resolve(self.root, schema["$ref"]), depth + 1)
+            if "const" in schema or "enum" in schema:
+                return 1
+            for key in ("oneOf", "anyOf"):
+                choices = schema.get(key)
+                if isinstance(choices, list) and choices:
+                    return min(self.least(choice, depth + 1) for choice in choices)
+            kinds = schema.get("type")
+            kinds = [kinds] if isinstance(kinds, str) else kinds
+            if kinds is None:
+                kinds = [guess_kind(schema)]
+            if not isinstance(kinds, list) or not kinds:
+                return 1
+            if len(kinds) > 1:
+                return min(self.least(schema, depth, k) if type(k) is str else 1 for k in kinds)
+            kind = kinds[0]
+        least = 1
+        if kind == "string":
+            low = schema.get("minLength", 0)
+            least = max(1, low) if type(low) is int else 1
+        elif kind == "array":
+            low = schema.get("minItems", 0)
+            low = min(low, most) if type(low) is int and low > 0 else 0
+            prefix = schema.get("prefixItems")
+            prefix = prefix[:low] if isinstance(prefix, list) else []
+            items = schema.get("items")
+            each = self.least(items, depth + 1) if isinstance(items, dict) else 1
+            first = sum(self.least(p, depth + 1) for p in prefix)
+            least = 1 + first + (low - len(prefix)) * each
+        elif kind == "object":
+            low = schema.get("minProperties", 0)
+            least = 1 + (min(low, most) if type(low) is int and low > 0 else 0)
+            required = schema.get("required")
+            properties = schema.get("properties")
+            if isinstance(required, list) and isinstance(properties, dict):
+                for name in required[:most]:
+                    if isinstance(name, str):
+                        least += self.least(properties.get(name), depth + 1)
+                    if least > most:
+                        break
+        for part in schema.get("allOf", ()) if isinstance(schema.get("allOf"), list) else ():
+            least = max(least, self.least(part, depth + 1))
+        return min(least, most)
