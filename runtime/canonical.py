@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import json.encoder
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 
@@ -69,19 +70,41 @@ def same_as_dumps(**options: Any) -> Callable[[Any], str]:
     return dumps
 
 
-def written_past(value: Any, most: int) -> bool:
-    """Whether ``value`` written out holds more than ``most`` values (a part it holds twice
-    counts twice; a part that holds itself, without end). A plan makes a value of 2**30
-    values written out from 30 shared lists, which no text of it can hold: this says so in
-    time bounded by ``most``, before any text is made."""
-    stack, seen = [value], 0
+# What one value written out weighs, beyond its own 1: a text one more for each 16 of its
+# characters, an int one more for each 64 of its bits (about 19 digits), a key as its text does.
+_TEXT_SHIFT, _INT_SHIFT = 4, 6
+DEEPEST = 256  # levels of containers a value written out may nest (the encoder recurses)
+_END = object()
+
+
+def written_past(value: Any, most: int, deepest: int = DEEPEST) -> str | None:
+    """Why ``value`` written out is too large, or None: ``"size"`` when it weighs more than
+    ``most`` (each value 1, texts and ints more by their length: a part it holds twice counts
+    twice, a part that holds itself without end), ``"depth"`` when its containers nest more
+    than ``deepest`` levels. A plan makes a value of 2**30 values written out from 30 shared
+    lists, or a terabyte of text from one long string held a million times, which no text of
+    it can hold: this says so in time bounded by ``most``, before any text is made (a stack of
+    iterators: each value is looked at once, however wide its container)."""
+    weight = 0
+    stack = [iter((value,))]
     while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > most:
-            return True
-        if isinstance(node, dict):
-            stack.extend(node.values())
+        node = next(stack[-1], _END)
+        if node is _END:
+            stack.pop()
+            continue
+        weight += 1
+        if isinstance(node, str):
+            weight += len(node) >> _TEXT_SHIFT
+        elif isinstance(node, int):
+            weight += node.bit_length() >> _INT_SHIFT
+        elif isinstance(node, dict):
+            if len(stack) > deepest:
+                return "depth"
+            stack.append(chain.from_iterable(node.items()))  # keys are written out too
         elif isinstance(node, list | tuple):
-            stack.extend(node)
-    return False
+            if len(stack) > deepest:
+                return "depth"
+            stack.append(iter(node))
+        if weight > most:
+            return "size"
+    return None

@@ -37,10 +37,12 @@ from .worker import (
     Check,
     build_messages,
     check_sizes,
+    check_system,
     converse,
     key_of_shown,
+    prompt_text,
     response_params,
-    shown_json,
+    schema_shown,
 )
 
 Plan = Callable[["Run"], Any]
@@ -269,8 +271,15 @@ class Run(RunView):
             raise self._cancelled_error()
         # queued since its thunk went to the pool (the thunk's first worker) or since now
         queued_ns = self.fan_out.take_queued_ns() or _monotonic_ns()
+        try:  # a value of shared parts can be gigabytes as text: bounded before it is made
+            prompt, unfit = prompt_text(prompt), None
+        except ValueError as exc:
+            prompt, unfit = "(a prompt too large to be written out)", str(exc)
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
+            return None
+        if unfit is not None:
+            self._finish(record, "failed", error=unfit)
             return None
         record.asked_sample = sample
         if self.resample is not None:
@@ -295,9 +304,10 @@ class Run(RunView):
             if self._closed:
                 raise self._cancelled_error()
             check_sizes(schema, data)  # before their text is made: that is as long as they are
+            check_system(system)
             # The schema's text once: shown to the model and, when it is the same text, the key
             # of its validator.
-            shown = shown_json(schema) if schema is not None else None
+            shown = schema_shown(schema) if schema is not None else None
             record.messages.extend(
                 build_messages(prompt, system=system, schema=schema, data=data, shown=shown)
             )

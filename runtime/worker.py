@@ -19,7 +19,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from .canonical import same_as_dumps, written_past
+from .canonical import DEEPEST, same_as_dumps, written_past
 from .errors import ClientError, RunError, WorkerFailed
 from .json_schema import Validator, check_schema, check_size, schema_validator
 from .quick_schema import Quick, compile_quick
@@ -50,16 +50,51 @@ DATA_MOST = 1_000_000
 
 def check_sizes(schema: dict[str, Any] | None, data: Any) -> None:
     """Raise ``ValueError`` for a schema or data too large written out (``check_size``,
-    ``DATA_MOST``), in time bounded by the limit: their text would be as long."""
+    ``DATA_MOST``) or nested too deeply, in time bounded by the limit: their text would be as
+    long."""
     if schema is not None:
         try:
             check_size(schema)
         except SchemaError as exc:
             raise ValueError(f"The worker's JSON schema is not valid: {exc.message}") from None
-    if data is not None and written_past(data, DATA_MOST):
+    if data is not None:
+        _bounded("data", data)
+
+
+def _bounded(what: str, value: Any) -> None:
+    why = written_past(value, DATA_MOST)
+    if why == "depth":
+        raise ValueError(f"The worker's {what} nests too deeply: more than {DEEPEST} levels.")
+    if why is not None:
         raise ValueError(
-            f"The worker's data is too large: more than {DATA_MOST:,} values written out (a "
-            "part it holds twice counts twice)."
+            f"The worker's {what} is too large: more than {DATA_MOST:,} values written out (a "
+            "part it holds twice counts twice, a text one more for each 16 characters)."
+        )
+
+
+def prompt_text(prompt: Any) -> str:
+    """The prompt as the worker's text: a plan may hand any value, written out with ``str``
+    once it is known to be no larger than data may be (``ValueError`` says why not)."""
+    if isinstance(prompt, str):
+        return prompt
+    _bounded("prompt", prompt)
+    return str(prompt)
+
+
+def schema_shown(schema: dict[str, Any]) -> str:
+    """The schema's text as the model is shown it (``shown_json``); ``ValueError`` for one
+    that is not plain JSON (a set, a key that is not text beside one that is)."""
+    try:
+        return shown_json(schema)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"The worker's JSON schema is not plain JSON data: {exc}") from None
+
+
+def check_system(system: Any) -> None:
+    """Raise ``ValueError`` unless ``system`` is text (or None)."""
+    if system is not None and not isinstance(system, str):
+        raise ValueError(
+            f"The worker's system text is not text: {type(system).__name__} was given."
         )
 
 
