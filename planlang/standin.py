@@ -22,11 +22,11 @@ from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
 from planlang.standin_size import (
     ANSWER_MOST,
     AnswerTooLarge,
+    budget,
     fits,
     guess_kind,
     least_size,
     spend,
-    start_budget,
 )
 from runtime import Reply
 from runtime.canonical import same_as_dumps
@@ -129,9 +129,9 @@ def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry 
     """``value_for``, with the schema's ``plain_entry`` made already."""
     if least_size(schema) > ANSWER_MOST:
         raise _too_large()
-    start_budget()  # and any other build stops there too, as it is made
     try:
-        return _made(schema, rng, extra, entry)
+        with budget():  # and any other build stops there too, as it is made
+            return _made(schema, rng, extra, entry)
     except AnswerTooLarge:
         raise _too_large() from None
 

@@ -5,11 +5,13 @@ stops any other build at the same bound (a choice, a ``$ref``, a kind the makers
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["ANSWER_MOST", "AnswerTooLarge", "fits", "guess_kind", "least_size", "spend",
-           "start_budget"]  # fmt: skip
+           "budget"]  # fmt: skip
 
 # The most items and characters an answer of the stand-in's may need at least: a model's reply
 # is bounded by its tokens, and the stand-in builds its answer, its text and its parse in the
@@ -23,20 +25,30 @@ class AnswerTooLarge(Exception):
 
 
 class _Budget(threading.local):
-    left = ANSWER_MOST  # items and characters the answer being built on this thread may add
+    # items and characters the answer being built on this thread may still add (None: no
+    # answer is being built here, as when a test calls a maker itself)
+    left: int | None = None
 
 
 _BUDGET = _Budget()
 
 
-def start_budget() -> None:
-    """A new answer is built on this thread: ``ANSWER_MOST`` for all of its tries."""
-    _BUDGET.left = ANSWER_MOST
+@contextlib.contextmanager
+def budget() -> Iterator[None]:
+    """An answer is built on this thread within: ``ANSWER_MOST`` for all of its tries."""
+    previous, _BUDGET.left = _BUDGET.left, ANSWER_MOST
+    try:
+        yield
+    finally:
+        _BUDGET.left = previous
 
 
 def spend(n: int) -> None:
     """Count ``n`` items or characters about to be built (AnswerTooLarge past the budget)."""
-    left = _BUDGET.left - max(n, 0)
+    left = _BUDGET.left
+    if left is None:
+        return
+    left -= max(n, 0)
     _BUDGET.left = left
     if left < 0:
         raise AnswerTooLarge

@@ -42,10 +42,13 @@ def _python(code: str, timeout: float = HANG_GUARD, mode: str = "process") -> di
 
 _ARRAY = "{'type': 'array', 'minItems': 300, 'items': %s}"
 _INT = "{'type': 'integer'}"
-_NESTED_ANYOF = "{'anyOf': [%s]}" % (_ARRAY % ("{'anyOf': [%s]}" % (_ARRAY % (
-    "{'anyOf': [%s]}" % (_ARRAY % _INT)))))
-_UNTYPED = "{'minItems': 300, 'items': {'minItems': 300, 'items': {'minItems': 300, 'items':" \
+_NESTED_ANYOF = "{'anyOf': [%s]}" % (
+    _ARRAY % ("{'anyOf': [%s]}" % (_ARRAY % ("{'anyOf': [%s]}" % (_ARRAY % _INT))))
+)
+_UNTYPED = (
+    "{'minItems': 300, 'items': {'minItems': 300, 'items': {'minItems': 300, 'items':"
     " {'type': 'integer'}}}}"
+)
 _REFS = ("{'$defs': {'a': {'type': 'array', 'minItems': 300, 'items': {'type': 'integer'}},"
          " 'b': {'type': 'array', 'minItems': 300, 'items': {'$ref': '#/$defs/a'}}},"
          " 'type': 'array', 'minItems': 300, 'items': {'$ref': '#/$defs/b'}}")  # fmt: skip
@@ -68,7 +71,8 @@ def test_a_large_least_answer_behind_anyof_no_type_or_ref_is_not_built_in_the_ho
     ``memory_mb=256`` (1,000 a level is 10**9 items); in one process the price itself does
     not return (past the test's 40 s). It should be refused at once as a worker's failure, as
     the typed schema is."""
-    got = _python(f"""
+    got = _python(
+        f"""
         import json, resource, time
         import planlang
         from planlang.sandbox.limits import Limits
@@ -84,6 +88,9 @@ def test_a_large_least_answer_behind_anyof_no_type_or_ref_is_not_built_in_the_ho
         print(json.dumps({{"kinds": [p.kind for p in report.problems],
                            "cpu_after": cpu() - before}}), flush=True)
         import os; os._exit(0)  # the building thread would hold the interpreter's exit
-    """, timeout=40.0, mode=mode)
+    """,
+        timeout=40.0,
+        mode=mode,
+    )
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
     assert got["kinds"] == ["worker"], got
