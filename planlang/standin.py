@@ -244,6 +244,7 @@ class _Maker:
         self.rng = rng
         self.extra = extra
         self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
+        self.kept: list[dict[str, Any]] = []  # the nodes it made itself (``allOf`` merged)
 
     def make(self, schema: Any, depth: int) -> Any:
         if schema is True or schema == {}:
@@ -270,6 +271,7 @@ class _Maker:
                         merged["required"] = [*merged.get("required", []), *v]
                     else:
                         merged.setdefault(k, v)
+            self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
             return self.make(merged, depth + 1)
         kind = schema.get("type")
         if isinstance(kind, list):
