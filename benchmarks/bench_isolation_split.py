@@ -16,7 +16,6 @@ every guard of the sandbox replaced by a plain call (unsafe: measured, never use
 from __future__ import annotations
 
 import argparse
-import gc
 import marshal
 import operator
 import os
@@ -33,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_isolation as bi  # noqa: E402
 import bench_planlang as bp  # noqa: E402
+from bench_isolation import _rested  # noqa: E402
 from results_block import write_block  # noqa: E402
 
 import planlang  # noqa: E402
@@ -77,19 +77,6 @@ def wakes(runs: int) -> tuple[float, float]:
         child.stdin.close()
         child.wait(timeout=10)
     return statistics.median(there) / 1000, statistics.median(back) / 1000
-
-
-def _rested(pool: pool_module.Pool, run: Callable[[], Any]) -> int:
-    pool.warm()
-    time.sleep(0.05)
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.monotonic_ns()
-        run()
-        return time.monotonic_ns() - start
-    finally:
-        gc.enable()
 
 
 def _timed(run: Callable[[], Any]) -> int:

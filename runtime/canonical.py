@@ -108,3 +108,15 @@ def written_past(value: Any, most: int, deepest: int = DEEPEST) -> str | None:
         if weight > most:
             return "size"
     return None
+
+
+def written_too_large(value: Any, most: int) -> str | None:
+    """What is wrong with ``value`` written out (``written_past``), said after its name, or
+    None: the one wording of the schema's and the worker's size checks."""
+    why = written_past(value, most)
+    if why == "depth":
+        return f"nests too deeply: more than {DEEPEST} levels"
+    if why is not None:
+        return (f"is too large: more than {most:,} values written out (a value it holds twice "
+                "counts twice, a text one more for each 16 characters)")  # fmt: skip
+    return None

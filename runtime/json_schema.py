@@ -26,7 +26,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from .canonical import DEEPEST, written_past
+from .canonical import written_too_large
 from .linear_regex import PatternError, compiled, search
 
 __all__ = ["SCHEMA_MOST", "Validator", "check_schema", "check_size", "schema_validator"]
@@ -51,15 +51,10 @@ SCHEMA_MOST = 10_000
 def check_size(schema: Any) -> None:
     """Raise ``SchemaError`` for a schema of more than ``SCHEMA_MOST`` values written out (a
     cycle among them too; a text weighs one more each 16 characters), or nested past
-    ``DEEPEST`` levels; in time bounded by that number, whatever the schema holds."""
-    why = written_past(schema, SCHEMA_MOST)
-    if why == "depth":
-        raise SchemaError(f"the schema nests too deeply: more than {DEEPEST} levels")
-    if why is not None:
-        raise SchemaError(
-            f"the schema is too large: more than {SCHEMA_MOST:,} values written out (a "
-            "value it holds twice counts twice, a text one more for each 16 characters)"
-        )
+    256 levels (``DEEPEST``); in time bounded by that number, whatever the schema holds."""
+    wrong = written_too_large(schema, SCHEMA_MOST)
+    if wrong is not None:
+        raise SchemaError(f"the schema {wrong}")
 
 
 def check_schema(schema: Any) -> None:

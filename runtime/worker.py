@@ -19,7 +19,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from .canonical import DEEPEST, same_as_dumps, written_past
+from .canonical import same_as_dumps, written_too_large
 from .errors import ClientError, RunError, WorkerFailed
 from .json_schema import Validator, check_schema, check_size, schema_validator
 from .quick_schema import Quick, compile_quick
@@ -62,14 +62,9 @@ def check_sizes(schema: dict[str, Any] | None, data: Any) -> None:
 
 
 def _bounded(what: str, value: Any) -> None:
-    why = written_past(value, DATA_MOST)
-    if why == "depth":
-        raise ValueError(f"The worker's {what} nests too deeply: more than {DEEPEST} levels.")
-    if why is not None:
-        raise ValueError(
-            f"The worker's {what} is too large: more than {DATA_MOST:,} values written out (a "
-            "part it holds twice counts twice, a text one more for each 16 characters)."
-        )
+    wrong = written_too_large(value, DATA_MOST)
+    if wrong is not None:
+        raise ValueError(f"The worker's {what} {wrong}.")
 
 
 def prompt_text(prompt: Any) -> str:
