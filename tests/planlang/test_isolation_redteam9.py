@@ -180,8 +180,10 @@ def test_a_process_a_plans_process_forks_ends_with_it() -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs and is not a zombie. A process reaped between the open and the
+    read makes the read fail with ESRCH (ProcessLookupError): gone, as a missing entry is."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
