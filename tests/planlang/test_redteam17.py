@@ -94,3 +94,39 @@ def test_a_large_least_answer_behind_anyof_no_type_or_ref_is_not_built_in_the_ho
     )
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
     assert got["kinds"] == ["worker"], got
+
+
+# -- 2. uniqueItems: the stand-in's quadratic search for new items -------------------------------
+
+_UNIQUE = ("{'type': 'array', 'minItems': 100000, 'uniqueItems': True,"
+           " 'items': {'type': 'integer', 'minimum': 0, 'maximum': 1000000000000}}")
+
+
+@pytest.mark.parametrize("mode", ["process", "inprocess"])
+def test_a_unique_items_schema_does_not_hold_the_host_in_quadratic_time(mode: str) -> None:
+    """A worker schema of 100,000 ``uniqueItems`` integers (a 120-byte schema, its least
+    answer within the stand-in's million): the stand-in's ``_Maker._array`` tests each new
+    item with ``value not in seen``, a list, so the answer costs n**2/2 comparisons in the
+    host (20,000 items 1.7 s, 100,000 about 40 s, 999,999 over an hour), whatever the plan's
+    limits. Under process isolation the price returns at the plan's ``seconds`` while a host
+    thread goes on comparing; in one process the price does not return. The stand-in should
+    answer (a set of the items' JSON text finds them in linear time) or refuse at once."""
+    got = _python(f"""
+        import json, resource, time
+        import planlang
+        from planlang.sandbox.limits import Limits
+        from runtime import Settings
+        def cpu():
+            r = resource.getrusage(resource.RUSAGE_SELF)
+            return r.ru_utime + r.ru_stime
+        report = planlang.price("r = agent('x', schema={_UNIQUE})\\nresult = 1\\n",
+                                settings=Settings(), seeds=1,
+                                limits=Limits(seconds=10, memory_mb=512))
+        before = cpu()
+        time.sleep(4.0)
+        print(json.dumps({{"kinds": [p.kind for p in report.problems],
+                           "cpu_after": cpu() - before}}), flush=True)
+        import os; os._exit(0)
+    """, timeout=90.0, mode=mode)
+    assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
+    assert got["kinds"] in ([], ["worker"]), got
