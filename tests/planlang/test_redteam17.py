@@ -130,3 +130,40 @@ def test_a_unique_items_schema_does_not_hold_the_host_in_quadratic_time(mode: st
     """, timeout=90.0, mode=mode)
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
     assert got["kinds"] in ([], ["worker"]), got
+
+
+# -- 3. the stand-in's tries are not held to the plan's clock ----------------------------------
+
+_CONTAINS = ("{'type': 'array', 'minItems': 999000, 'maxItems': 999000,"
+             " 'contains': {'const': 'zz'}, 'items': {'type': 'integer'}}")
+
+
+@pytest.mark.parametrize("mode", ["process", "inprocess"])
+def test_the_stand_ins_tries_end_with_the_plans_time_limit(mode: str) -> None:
+    """Within the least-answer bound: a schema of 999,000 integers that must ``contains`` a
+    string. The maker does not follow ``contains``, so the stand-in builds the answer,
+    validates it with jsonschema, and tries again, 8 times: 57 s of the host's CPU for one
+    ``agent`` call of a plan with ``seconds=2``. Under process isolation the price returns at
+    the limit while the host thread goes on; in one process the price takes the whole minute
+    (a ``parallel`` of such calls keeps ``concurrency`` host threads busy for as long). The
+    stand-in is planlang's own host code: it should stop at the plan's deadline
+    (``current_meter()``) or refuse such an answer at once."""
+    got = _python(f"""
+        import json, resource, time
+        import planlang
+        from planlang.sandbox.limits import Limits
+        from runtime import Settings
+        def cpu():
+            r = resource.getrusage(resource.RUSAGE_SELF)
+            return r.ru_utime + r.ru_stime
+        began = time.monotonic()
+        report = planlang.price("r = agent('x', schema={_CONTAINS})\\nresult = 1\\n",
+                                settings=Settings(), seeds=1, limits=Limits(seconds=2))
+        took = time.monotonic() - began
+        before = cpu()
+        time.sleep(4.0)
+        print(json.dumps({{"took": took, "cpu_after": cpu() - before}}), flush=True)
+        import os; os._exit(0)
+    """, timeout=100.0, mode=mode)
+    assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
+    assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
