@@ -167,3 +167,29 @@ def test_the_stand_ins_tries_end_with_the_plans_time_limit(mode: str) -> None:
     """, timeout=100.0, mode=mode)
     assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
+
+
+# -- 4. the checker: CPython compiles many lambdas in quadratic time ---------------------------
+
+
+def test_checking_a_plan_of_many_lambdas_is_not_quadratic(tmp_path: Path) -> None:
+    """``f = lambda: x`` 60,000 times (840 KB, within the 1 MB a plan may be): every lambda's
+    code is named ``<lambda>``, and CPython's compiler, merging the module's constants, meets
+    60,000 equal-looking code objects: quadratic (8,000 lines 1.1 s, 16,000 4.6 s, 32,000
+    20 s in ``compile`` alone). ``planlang check`` took 99.5 s for this plan, holding the
+    checker's lock (``_AST_LOCK``), so every other check in the process waited as long. As
+    with f-string fields (PL005), a plan with that many lambdas (or functions of one name)
+    should be refused, or compiled in time linear in its size."""
+    plan = tmp_path / "plan.py"
+    plan.write_text("x = 1\n" + "f = lambda: x\n" * 60_000)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-m", "planlang", "check", str(plan)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             cwd=tmp_path, start_new_session=True)  # fmt: skip
+    try:
+        child.communicate(timeout=30.0)  # a linear check takes about 1 s
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise AssertionError("planlang check of an 840 KB plan took more than 30 s") from None
+    assert child.returncode in (0, 1)
