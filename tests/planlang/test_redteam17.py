@@ -193,3 +193,32 @@ def test_checking_a_plan_of_many_lambdas_is_not_quadratic(tmp_path: Path) -> Non
         child.communicate()
         raise AssertionError("planlang check of an 840 KB plan took more than 30 s") from None
     assert child.returncode in (0, 1)
+
+
+# -- 5. the stand-in's own Python errors reach the user ---------------------------------------
+
+
+@pytest.mark.parametrize("schema", [
+    "{'allOf': [{'type': 'integer'}], '$ref': '#/allOf/0'}",
+    "{'type': 'number', 'multipleOf': 1e-300, 'maximum': 1e300}",
+    "{'type': 'integer', 'exclusiveMinimum': 1e400}",
+    "{'type': 'integer', 'minimum': float('nan')}",
+], ids=["ref-into-a-list", "tiny-multipleOf", "infinite-bound", "nan-bound"])  # fmt: skip
+def test_a_schema_the_stand_in_cannot_answer_says_why_not_a_python_error(schema: str) -> None:
+    """Schemas jsonschema accepts, and the stand-in meets with an error of its own code: a
+    ``$ref`` into ``allOf/0`` (``resolve`` calls ``.get`` on a list), a ``multipleOf`` whose
+    quotient is infinite, an infinite or NaN bound (``math.ceil``). The price reports the
+    worker's failure as "The client failed: AttributeError: 'list' object has no attribute
+    'get'", "OverflowError: cannot convert float infinity to integer", "ValueError: cannot
+    convert float NaN to integer": the plan's author learns nothing of what in the schema is
+    wrong. It should say so (an ``UnsatisfiableSchema`` naming the keyword, or the schema
+    refused at its check), or answer where an answer exists."""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+
+    report = planlang.price(f"r = agent('x', schema={schema})\nresult = 1\n", settings=Settings(),
+                            seeds=1, limits=Limits(seconds=5), isolation="inprocess")  # fmt: skip
+    for problem in report.problems:
+        for name in ("AttributeError", "OverflowError", "ValueError: cannot convert"):
+            assert name not in problem.message, problem.message
