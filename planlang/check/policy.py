@@ -26,7 +26,14 @@ from planlang.check.nodes import (
     is_int_constant,
 )
 
-__all__ = ["PlanPolicy", "RawProblem"]
+__all__ = ["MAX_FUNCTIONS", "PlanPolicy", "RawProblem"]
+
+# functions, lambdas and comprehensions per plan: each is a code object in the module's
+# constants, and CPython merges those in quadratic time when many look alike (60,000
+# ``f = lambda: x`` took compile 99 s); 1,000 alike compile in about 20 ms
+MAX_FUNCTIONS = 1000
+_FUNCTION_NODES = frozenset({ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+                             ast.DictComp, ast.GeneratorExp})  # fmt: skip
 
 _ALLOWED_NODES = L.ALLOWED_STATEMENTS | L.ALLOWED_EXPRESSIONS | L.ALLOWED_PARTS
 _GUARDED_BINOPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Pow: "_pow_",
@@ -64,6 +71,8 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
         # ids of products taken modulo a constant right away, as in (h * 31 + c) % 1000003:
         # only those stay native, so no loop can grow an integer past int_bits natively
         self._reduced: set[int] = set()
+        self._functions = 0  # functions, lambdas and comprehensions seen (MAX_FUNCTIONS)
+        self._past_functions: ast.AST | None = None  # the first one past the limit
 
     # -- reporting -----------------------------------------------------------------------
 
@@ -95,6 +104,8 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
             return node
         if kind not in _POSITIONLESS:
             self._where = node  # operators carry no position: report them at their expression
+        if kind in _FUNCTION_NODES:
+            self._count_function(node)
         # NodeVisitor.visit builds "visit_" + name and a bound method for every node; the
         # checker visits every node, so the method is looked up once per class instead.
         policy = type(self)
@@ -103,6 +114,18 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
             method = getattr(policy, "visit_" + kind.__name__, policy.generic_visit)
             _DISPATCH[policy, kind] = method
         return method(self, node)
+
+    def _count_function(self, node: ast.AST) -> None:
+        self._functions += 1
+        if self._functions == MAX_FUNCTIONS + 1:
+            self._past_functions = node  # reported once, where the limit is passed
+
+    def _report_functions(self) -> None:
+        if self._past_functions is not None:
+            self.problem(self._past_functions, "PL006",
+                         f"a plan may have at most {MAX_FUNCTIONS:,} functions, lambdas and "
+                         f"comprehensions in all (CPython compiles many alike in quadratic "
+                         f"time); this plan has {self._functions:,}, past the limit here")  # fmt: skip
 
     def _report_inside(self, node: ast.AST) -> None:
         """Visit what a refused construct holds, so its problems are reported in this pass too.
@@ -347,7 +370,9 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
     # -- module --------------------------------------------------------------------------
 
     def visit_Module(self, node: ast.Module) -> ast.AST:
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        self._report_functions()
+        return node
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         if node.is_async:

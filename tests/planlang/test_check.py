@@ -153,3 +153,29 @@ def test_the_size_limit_counts_utf8_bytes_as_the_cli_does():
     result = planlang.check(source)
     assert [p.code for p in result.problems] == ["PL004"]
     assert "bytes" in result.problems[0].message
+
+
+@pytest.mark.parametrize(
+    "make",
+    ["f = lambda: x\n", "def f():\n    return x\n", "y = [i for i in [x]]\n",
+     "y = {i for i in [x]}\n", "y = {i: i for i in [x]}\n", "y = sum(i for i in [x])\n"],
+    ids=["lambda", "def", "listcomp", "setcomp", "dictcomp", "genexp"],
+)  # fmt: skip
+def test_a_plan_holds_at_most_max_functions_code_objects(make):
+    """Each function, lambda and comprehension is a code object, and CPython compiles many
+    alike in quadratic time (red team 17: 60,000 lambdas, 99 s): up to MAX_FUNCTIONS pass,
+    one more is refused once, at the one past the limit, with the plan's total."""
+    from planlang.check.policy import MAX_FUNCTIONS
+
+    lines = make.count("\n")
+    assert planlang.check("x = 1\n" + make * MAX_FUNCTIONS).ok
+    result = planlang.check("x = 1\n" + make * (MAX_FUNCTIONS + 5))
+    assert [(p.code, p.line) for p in result.problems] == [("PL006", 2 + lines * MAX_FUNCTIONS)]
+    assert f"this plan has {MAX_FUNCTIONS + 5:,}" in result.problems[0].message
+
+
+def test_functions_are_counted_across_the_plan_nested_ones_too():
+    inner = "def g():\n    h = lambda: [i for i in [1]]\n    return h\n"  # three each
+    assert planlang.check(inner * 333).ok
+    result = planlang.check(inner * 334)
+    assert [p.code for p in result.problems] == ["PL006"]
