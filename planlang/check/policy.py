@@ -122,10 +122,10 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
 
     def _report_functions(self) -> None:
         if self._past_functions is not None:
-            self.problem(self._past_functions, "PL006",
-                         f"a plan may have at most {MAX_FUNCTIONS:,} functions, lambdas and "
-                         f"comprehensions in all (CPython compiles many alike in quadratic "
-                         f"time); this plan has {self._functions:,}, past the limit here")  # fmt: skip
+            message = (f"a plan may have at most {MAX_FUNCTIONS:,} functions, lambdas and "
+                       f"comprehensions in all (CPython compiles many alike in quadratic time); "
+                       f"this plan has {self._functions:,}, past the limit here")  # fmt: skip
+            self.problem(self._past_functions, "PL006", message)
 
     def _report_inside(self, node: ast.AST) -> None:
         """Visit what a refused construct holds, so its problems are reported in this pass too.
