@@ -11,52 +11,26 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import string
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
+from planlang.sandbox.inprocess import current_meter
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
-from planlang.standin_size import (
-    ANSWER_MOST,
-    AnswerTooLarge,
-    budget,
-    fits,
-    guess_kind,
-    least_size,
-    spend,
-)
-from runtime import Reply
+from planlang.standin_maker import WORDS, Maker, UnsatisfiableSchema, bounds
+from planlang.standin_size import ANSWER_MOST, AnswerTooLarge, OutOfTime, budget, least_size, tick
+from runtime import ClientError, Reply
 from runtime.canonical import same_as_dumps
-from runtime.json_schema import Validator, check_schema, schema_validator
-from runtime.linear_regex import search
+from runtime.json_schema import Validator, check_schema, watched_validator
 
 __all__ = ["StandIn", "UnsatisfiableSchema", "value_for"]
 
-_WORDS = (
-    "alpha bravo cache delta edge frame graph heap index join key loop merge node order path "
-    "queue range shard token union value weight"
-).split()
-_FORMATS = {
-    "date": "2026-01-01",
-    "date-time": "2026-01-01T00:00:00Z",
-    "time": "00:00:00Z",
-    "email": "worker@example.com",
-    "uri": "https://example.com/a",
-    "uuid": "00000000-0000-4000-8000-000000000000",
-    "hostname": "example.com",
-    "ipv4": "127.0.0.1",
-}
 _TRIES = 8
 # A schema's cache key, and an answer's text: json.dumps's text, made faster.
 _schema_text = same_as_dumps(sort_keys=True)
 _answer_text = same_as_dumps(ensure_ascii=False)  # json.dumps(data, ensure_ascii=False)
-
-
-class UnsatisfiableSchema(ValueError):
-    """No value the stand-in can make satisfies this schema (or the schema is invalid)."""
 
 
 class StandIn:
@@ -85,10 +59,20 @@ class StandIn:
         digest = hashlib.sha256(f"{self.seed}:{asked}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
         if schema is None:
-            text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
             data = None
         else:
-            data = _value(schema, rng, self.max_extra_items, entry)
+            meter = current_meter()  # the plan's that asks, on the thread that serves it
+            deadline = None if meter is None else meter.deadline
+            try:
+                data = _value(schema, rng, self.max_extra_items, entry, deadline)
+            except OutOfTime:
+                raise ClientError(
+                    f"the stand-in stopped making its answer at the plan's time limit "
+                    f"(seconds={meter.limits.seconds:g})"
+                    if meter is not None
+                    else "the stand-in stopped making its answer at its time limit"
+                ) from None
             text = _answer_text(data)
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
         return Reply(
@@ -120,17 +104,21 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
     return None
 
 
-def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4) -> Any:
-    """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none."""
-    return _value(schema, rng, max_extra_items, plain_entry(schema, max_extra_items, _RULES))
+def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4,
+              deadline: float | None = None) -> Any:  # fmt: skip
+    """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none;
+    ``OutOfTime`` once ``time.monotonic()`` passes ``deadline``, if one is given."""
+    entry = plain_entry(schema, max_extra_items, _RULES)
+    return _value(schema, rng, max_extra_items, entry, deadline)
 
 
-def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None) -> Any:
+def _value(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None,
+           deadline: float | None = None) -> Any:  # fmt: skip
     """``value_for``, with the schema's ``plain_entry`` made already."""
     if least_size(schema) > ANSWER_MOST:
         raise _too_large()
     try:
-        with budget():  # and any other build stops there too, as it is made
+        with budget(deadline):  # and any other build stops there too, as it is made
             return _made(schema, rng, extra, entry)
     except AnswerTooLarge:
         raise _too_large() from None
@@ -149,7 +137,7 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
     if compiled is not None:
         make: Make = compiled
     else:
-        maker = _Maker(schema, rng, extra)
+        maker = Maker(schema, rng, extra)
         make = lambda rng: maker.make(schema, depth=0)  # noqa: E731
     if _exact(key):  # the maker honours every keyword used: no need to validate its output
         return make(rng)
@@ -174,7 +162,7 @@ def _validator(schema_json: str) -> Validator:
         check_schema(schema)
     except SchemaError as error:
         raise UnsatisfiableSchema(f"the JSON schema is not valid: {error.message}") from None
-    return schema_validator(schema)
+    return watched_validator(schema, tick)  # a check of a million items stops in time too
 
 
 # Keywords the maker always satisfies exactly (with consistent bounds, checked below).
@@ -236,188 +224,4 @@ def _where(error: Any) -> str:
     return f"'{error.validator}' at schema path {path}"
 
 
-class _Maker:
-    """Builds candidate values from the keywords of a schema; the validator has the last word."""
-
-    def __init__(self, root: dict[str, Any], rng: random.Random, extra: int):
-        self.root = root
-        self.rng = rng
-        self.extra = extra
-        self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
-        self.kept: list[dict[str, Any]] = []  # the nodes it made itself (``allOf`` merged)
-
-    def make(self, schema: Any, depth: int) -> Any:
-        if schema is True or schema == {}:
-            return self.rng.choice(_WORDS)
-        if schema is False or not isinstance(schema, dict) or depth > 12:
-            return None
-        if "$ref" in schema:
-            return self.make(self.resolve(schema["$ref"]), depth + 1)
-        if "const" in schema:
-            return schema["const"]
-        if "enum" in schema:
-            return self.rng.choice(schema["enum"]) if schema["enum"] else None
-        for key in ("oneOf", "anyOf"):
-            if key in schema and schema[key]:
-                return self.make(self.rng.choice(self._fitting(schema[key])), depth + 1)
-        if "allOf" in schema:
-            merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-            for part in schema["allOf"]:
-                part = self.resolve(part["$ref"]) if "$ref" in part else part
-                for k, v in part.items():
-                    if k == "properties":
-                        merged.setdefault("properties", {}).update(v)
-                    elif k == "required":
-                        merged["required"] = [*merged.get("required", []), *v]
-                    else:
-                        merged.setdefault(k, v)
-            self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
-            return self.make(merged, depth + 1)
-        kind = schema.get("type")
-        if isinstance(kind, list):
-            kinds = [k for k in kind if k != "null"] or kind
-            kind = self.rng.choice(self._fitting_kinds(schema, kinds))
-        if kind is None:
-            kind = self._guess(schema)
-        return getattr(self, f"_{kind}", self._null)(schema, depth)
-
-    def _fitting(self, choices: list[Any]) -> list[Any]:
-        """The choices the maker may build within ``ANSWER_MOST`` (all of them, usually)."""
-        fitting = [c for c in choices if fits(c, self.root, self.memo)]
-        if not fitting:
-            raise AnswerTooLarge
-        return fitting if len(fitting) < len(choices) else choices
-
-    def _fitting_kinds(self, schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
-        fitting = [k for k in kinds if type(k) is not str or fits(schema, self.root, self.memo, k)]
-        if not fitting:
-            raise AnswerTooLarge
-        return fitting if len(fitting) < len(kinds) else kinds
-
-    def resolve(self, ref: str) -> Any:
-        if not ref.startswith("#"):
-            raise UnsatisfiableSchema(f"the stand-in resolves only local $refs, not {ref!r}")
-        node: Any = self.root
-        for part in ref.lstrip("#").strip("/").split("/"):
-            if not part:
-                continue
-            node = node.get(part.replace("~1", "/").replace("~0", "~"), {})
-        return node
-
-    _guess = staticmethod(guess_kind)
-
-    def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
-        props: dict[str, Any] = schema.get("properties", {})
-        required = list(dict.fromkeys(schema.get("required", [])))
-        optional = [k for k in props if k not in required]
-        chosen = required + [k for k in optional if self.rng.random() < 0.5]
-        spend(len(chosen))
-        return {k: self.make(props.get(k, {}), depth + 1) for k in chosen}
-
-    def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
-        prefix = schema.get("prefixItems", [])
-        low = max(schema.get("minItems", 0), len(prefix))
-        high = schema.get("maxItems", low + self.extra)
-        _ordered(low, high, "minItems", "maxItems")
-        n = self.rng.randint(low, max(low, min(high, low + self.extra)))
-        spend(n)
-        items = [self.make(p, depth + 1) for p in prefix]
-        item_schema = schema.get("items", {})
-        seen: list[Any] = list(items)
-        unique = bool(schema.get("uniqueItems"))
-        for _ in range(n - len(items)):
-            for _attempt in range(8):
-                value = self.make(item_schema, depth + 1)
-                if not unique or value not in seen:
-                    seen.append(value)
-                    items.append(value)
-                    break
-            # subtle: when no new distinct value turns up, stop short rather than repeat one
-        return items
-
-    def _string(self, schema: dict[str, Any], depth: int) -> str:
-        if schema.get("format") in _FORMATS:
-            return _FORMATS[schema["format"]]
-        low = schema.get("minLength", 1)
-        high = schema.get("maxLength", max(low, 24))
-        _ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
-        if "pattern" in schema:
-            for candidate in _pattern_candidates(self.rng, low, high):
-                if search(schema["pattern"], candidate):
-                    return candidate
-        spend(low if type(low) is int and low > 0 else 1)
-        text = " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 4)))
-        parts, size = [text], len(text)
-        while size < low:  # joined once: ``+=`` grew the text in quadratic time (REDTEAM14)
-            word = self.rng.choice(_WORDS)
-            parts.append(word)
-            size += 1 + len(word)
-        text = " ".join(parts)
-        return text[:high] if high >= low else text
-
-    def _integer(self, schema: dict[str, Any], depth: int) -> int:
-        low, high = _bounds(schema, integer=True)
-        step = schema.get("multipleOf", 1)
-        value = self.rng.randint(low, high)
-        if isinstance(step, int) and step > 1:
-            value = (value // step) * step
-            if value < low:
-                value += step
-        return value
-
-    def _number(self, schema: dict[str, Any], depth: int) -> float:
-        low, high = _bounds(schema, integer=False)
-        step = schema.get("multipleOf")
-        if isinstance(step, int | float) and step > 0:
-            import math
-
-            k = self.rng.randint(
-                math.ceil(low / step), max(math.ceil(low / step), math.floor(high / step))
-            )
-            return k * step
-        return round(self.rng.uniform(low, high), 3)
-
-    def _boolean(self, schema: dict[str, Any], depth: int) -> bool:
-        return self.rng.random() < 0.5
-
-    def _null(self, schema: dict[str, Any], depth: int) -> None:
-        return None
-
-
-def _ordered(low: Any, high: Any, low_name: str, high_name: str) -> None:
-    if isinstance(low, int | float) and isinstance(high, int | float) and high < low:
-        raise UnsatisfiableSchema(
-            f"no answer can satisfy the JSON schema: {low_name} {low:g} is above "
-            f"{high_name} {high:g}"
-        )
-
-
-def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
-    low = schema.get("minimum", 0 if "maximum" not in schema else schema["maximum"] - 100)
-    high = schema.get("maximum", low + 100)
-    if "exclusiveMinimum" in schema:
-        low = schema["exclusiveMinimum"] + (1 if integer else 1e-3)
-    if "exclusiveMaximum" in schema:
-        high = schema["exclusiveMaximum"] - (1 if integer else 1e-3)
-    if integer:
-        import math
-
-        low, high = math.ceil(low), math.floor(high)
-    if high < low:
-        raise UnsatisfiableSchema(
-            f"no answer can satisfy the JSON schema: no {'integer' if integer else 'number'} "
-            f"is at least {low:g} and at most {high:g} (minimum above maximum)"
-        )
-    return low, high
-
-
-_RULES = Rules(_WORDS, _Maker._guess, _bounds)  # what the compiled makers share with _Maker
-
-
-def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:
-    n = max(low, 1)
-    pool = [
-        "a" * n, "1" * n, "A" * n, "x1", "a_b", "abc-123", "a.py", "src/a.py", "v1.0.0",
-        "".join(rng.choice(string.ascii_lowercase) for _ in range(n)),
-    ]  # fmt: skip
-    return [c for c in pool if low <= len(c) <= max(high, low)]
+_RULES = Rules(WORDS, Maker._guess, bounds)  # what the compiled makers share with Maker

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from planlang.standin_size import AnswerTooLarge, fits, spend
+from planlang.standin_size import AnswerTooLarge, fits, spend, tick_chunk
 from runtime.canonical import same_as_dumps
 
 __all__ = ["Entry", "Rules", "compile_maker", "plain", "plain_entry", "seed_text"]
@@ -52,6 +52,7 @@ _FORMAT_KEYS = {"type", "json_schema"}
 _INNER_KEYS = {"name", "schema"}
 
 _MAX_DEPTH = 12  # the maker's: deeper nodes answer None
+_CHUNK = 4096  # items of an array built between looks at the plan's clock
 _REFUSED = frozenset({
     "$ref", "oneOf", "anyOf", "allOf", "prefixItems", "uniqueItems", "format", "pattern",
     "multipleOf", "exclusiveMinimum", "exclusiveMaximum",
@@ -317,7 +318,13 @@ class _Compiler:
         def make(rng: random.Random) -> list[Any]:
             n = rng.randint(low, top)
             spend(n)
-            return [item(rng) for _ in range(n)]
+            if n <= _CHUNK:
+                return [item(rng) for _ in range(n)]
+            made: list[Any] = []
+            for start in range(0, n, _CHUNK):  # a look at the plan's clock between chunks
+                tick_chunk()
+                made += [item(rng) for _ in range(min(_CHUNK, n - start))]
+            return made
 
         return make
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["ANSWER_MOST", "AnswerTooLarge", "fits", "guess_kind", "least_size", "spend",
-           "budget"]  # fmt: skip
+__all__ = ["ANSWER_MOST", "AnswerTooLarge", "OutOfTime", "budget", "fits", "guess_kind",
+           "least_size", "resolve_ref", "spend", "tick", "tick_chunk"]  # fmt: skip
 
 # The most items and characters an answer of the stand-in's may need at least: a model's reply
 # is bounded by its tokens, and the stand-in builds its answer, its text and its parse in the
@@ -24,23 +25,52 @@ class AnswerTooLarge(Exception):
     """A build of the stand-in's passed ``ANSWER_MOST`` items and characters."""
 
 
+class OutOfTime(Exception):
+    """The plan's time ran out while the stand-in built or checked an answer for it."""
+
+
 class _Budget(threading.local):
     # items and characters the answer being built on this thread may still add (None: no
     # answer is being built here, as when a test calls a maker itself)
     left: int | None = None
+    deadline: float | None = None  # time.monotonic() past which its plan is out of time
+    ticks = 0
 
 
 _BUDGET = _Budget()
+_TICKS = 1024  # ticks between looks at the clock: about a millisecond of building or checking
 
 
 @contextlib.contextmanager
-def budget() -> Iterator[None]:
-    """An answer is built on this thread within: ``ANSWER_MOST`` for all of its tries."""
-    previous, _BUDGET.left = _BUDGET.left, ANSWER_MOST
+def budget(deadline: float | None = None) -> Iterator[None]:
+    """An answer is built on this thread within: ``ANSWER_MOST`` for all of its tries, and
+    ``tick`` raises ``OutOfTime`` once ``deadline`` (its plan's, on ``time.monotonic``) passes:
+    a plan of 2 seconds asking for a million items to be built and checked eight times held
+    the host's CPU a minute (red team 17)."""
+    previous = _BUDGET.left, _BUDGET.deadline
+    _BUDGET.left, _BUDGET.deadline = ANSWER_MOST, deadline
     try:
         yield
     finally:
-        _BUDGET.left = previous
+        _BUDGET.left, _BUDGET.deadline = previous
+
+
+def tick_chunk() -> None:
+    """A chunk of ``_TICKS`` steps done: ``OutOfTime`` if its plan's deadline has passed."""
+    deadline = _BUDGET.deadline
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime
+
+
+def tick() -> None:
+    """One step of building or checking an answer: ``OutOfTime`` once its plan's deadline has
+    passed (the clock is read every ``_TICKS``)."""
+    state = _BUDGET
+    state.ticks += 1
+    if state.ticks >= _TICKS:
+        state.ticks = 0
+        if state.deadline is not None and time.monotonic() > state.deadline:
+            raise OutOfTime
 
 
 def spend(n: int) -> None:
@@ -65,15 +95,22 @@ def guess_kind(schema: dict[str, Any]) -> str:
     return "string"
 
 
-def _resolve(root: Any, ref: Any) -> Any:
-    """A local ``$ref``'s target within ``root``, as the maker finds it (None: not local)."""
+def resolve_ref(root: Any, ref: Any) -> Any:
+    """A local ``$ref``'s target within ``root`` (None: not local, or it names nothing), its
+    JSON pointer stepping into objects by name and into arrays by index (``#/allOf/0``)."""
     if not isinstance(ref, str) or not ref.startswith("#"):
         return None
     node: Any = root
     for part in ref.lstrip("#").strip("/").split("/"):
-        if part:
-            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(
-                node, dict) else None  # fmt: skip
+        if not part:
+            continue
+        name = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(name)
+        elif isinstance(node, list) and name.isdigit() and int(name) < len(node):
+            node = node[int(name)]
+        else:
+            return None
     return node
 
 
@@ -119,7 +156,7 @@ class _Count:
         most = ANSWER_MOST + 1
         if kind is None:
             if "$ref" in schema:
-                return self.least(_resolve(self.root, schema["$ref"]), depth + 1)
+                return self.least(resolve_ref(self.root, schema["$ref"]), depth + 1)
             if "const" in schema or "enum" in schema:
                 return 1
             for key in ("oneOf", "anyOf"):

@@ -14,22 +14,25 @@ refused here, where the plan's line is still known. Everything else is ``jsonsch
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 import attrs
 import referencing
 from jsonschema import Draft202012Validator, FormatChecker, validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from .canonical import written_too_large
-from .linear_regex import PatternError, compiled, search
+from .linear_regex import PatternError, compiled
+from .schema_keywords import LINEAR_KEYWORDS
 
-__all__ = ["SCHEMA_MOST", "Validator", "check_schema", "check_size", "schema_validator"]
+__all__ = ["SCHEMA_MOST", "Validator", "check_schema", "check_size", "schema_validator",
+           "watched_validator"]  # fmt: skip
 
 FORMAT_CHECKER = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
 
@@ -296,75 +299,33 @@ def _keywords(schema: Any) -> Iterator[str]:
             stack.extend(node)
 
 
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    if validator.is_type(instance, "string") and not search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(
-    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
-) -> Iterator[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if search(pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(
-    validator: Any, additional: Any, instance: Any, schema: Any
-) -> Iterator[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    named = schema.get("properties", {})
-    patterns = schema.get("patternProperties", {})
-    extras = {key for key in instance
-              if key not in named and not any(search(p, key) for p in patterns)}  # fmt: skip
-    if validator.is_type(additional, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], additional, path=extra)
-    elif not additional and extras:
-        ordered = sorted(extras, key=str)
-        if "patternProperties" in schema:
-            verb = "does" if len(extras) == 1 else "do"
-            joined = ", ".join(repr(each) for each in ordered)
-            listed = ", ".join(repr(each) for each in sorted(patterns))
-            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
-        else:
-            verb = "was" if len(extras) == 1 else "were"
-            joined = ", ".join(repr(each) for each in ordered)
-            yield ValidationError(f"Additional properties are not allowed ({joined} {verb} "
-                                  "unexpected)")  # fmt: skip
-
-
-# jsonschema's Draft 2020-12 validator, its three pattern keywords matched by RE2 (the messages
-# are jsonschema's, word for word: a repair turn lists them to a model).
-_Linear = validators.extend(
-    Draft202012Validator,
-    {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-    },
-)
-
-
+# jsonschema's Draft 2020-12 validator, its three pattern keywords matched by RE2 and
+# ``uniqueItems`` found in linear time (the messages are jsonschema's, word for word: a repair
+# turn lists them to a model).
+_Linear = validators.extend(Draft202012Validator, LINEAR_KEYWORDS)
 _FIELDS = [(each.name, each.alias) for each in attrs.fields(_Linear) if each.init]
 
 
-def _evolve(self: Any, **changes: Any) -> Any:
-    """jsonschema's ``evolve``, but always this validator: jsonschema's picks a class by each
+def _evolving(cls: Any, tick: Callable[[], None] | None = None) -> Callable[..., Any]:
+    """jsonschema's ``evolve``, but always ``cls``: jsonschema's picks a class by each
     subschema's ``$schema`` (``Draft7Validator``, even plain ``Draft202012Validator``), which
-    match patterns with ``re``. As at the top level, all of a schema is read as 2020-12."""
-    changes.setdefault("schema", self.schema)
-    for name, alias in _FIELDS:
-        if alias not in changes:
-            changes[alias] = getattr(self, name)
-    return _Linear(**changes)
+    match patterns with ``re``. As at the top level, all of a schema is read as 2020-12.
+    ``tick``, if given, is called first: jsonschema evolves at every item and property it
+    looks into, so a caller's ``tick`` sees the validation go on and may stop it."""
+
+    def evolve(self: Any, **changes: Any) -> Any:
+        if tick is not None:
+            tick()
+        changes.setdefault("schema", self.schema)
+        for name, alias in _FIELDS:
+            if alias not in changes:
+                changes[alias] = getattr(self, name)
+        return cls(**changes)
+
+    return evolve
 
 
-_Linear.evolve = _evolve
+_Linear.evolve = _evolving(_Linear)
 # No retrieval: jsonschema's default registry fetches a remote ``$ref`` with ``urlopen``.
 _LOCAL = referencing.Registry()
 
@@ -372,3 +333,16 @@ _LOCAL = referencing.Registry()
 def schema_validator(schema: Any) -> Validator:
     """A validator of a schema ``check_schema`` accepted."""
     return _Linear(schema, registry=_LOCAL)
+
+
+@lru_cache(maxsize=8)
+def _watched(tick: Callable[[], None]) -> Any:
+    cls = validators.extend(_Linear, {})
+    cls.evolve = _evolving(cls, tick)
+    return cls
+
+
+def watched_validator(schema: Any, tick: Callable[[], None]) -> Validator:
+    """``schema_validator``, calling ``tick()`` at each item and property it looks into: a
+    ``tick`` that raises stops a validation that would take too long (a million items)."""
+    return _watched(tick)(schema, registry=_LOCAL)

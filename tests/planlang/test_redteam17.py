@@ -98,8 +98,10 @@ def test_a_large_least_answer_behind_anyof_no_type_or_ref_is_not_built_in_the_ho
 
 # -- 2. uniqueItems: the stand-in's quadratic search for new items -------------------------------
 
-_UNIQUE = ("{'type': 'array', 'minItems': 100000, 'uniqueItems': True,"
-           " 'items': {'type': 'integer', 'minimum': 0, 'maximum': 1000000000000}}")
+_UNIQUE = (
+    "{'type': 'array', 'minItems': 100000, 'uniqueItems': True,"
+    " 'items': {'type': 'integer', 'minimum': 0, 'maximum': 1000000000000}}"
+)
 
 
 @pytest.mark.parametrize("mode", ["process", "inprocess"])
@@ -111,7 +113,8 @@ def test_a_unique_items_schema_does_not_hold_the_host_in_quadratic_time(mode: st
     limits. Under process isolation the price returns at the plan's ``seconds`` while a host
     thread goes on comparing; in one process the price does not return. The stand-in should
     answer (a set of the items' JSON text finds them in linear time) or refuse at once."""
-    got = _python(f"""
+    got = _python(
+        f"""
         import json, resource, time
         import planlang
         from planlang.sandbox.limits import Limits
@@ -127,15 +130,20 @@ def test_a_unique_items_schema_does_not_hold_the_host_in_quadratic_time(mode: st
         print(json.dumps({{"kinds": [p.kind for p in report.problems],
                            "cpu_after": cpu() - before}}), flush=True)
         import os; os._exit(0)
-    """, timeout=90.0, mode=mode)
+    """,
+        timeout=90.0,
+        mode=mode,
+    )
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
     assert got["kinds"] in ([], ["worker"]), got
 
 
 # -- 3. the stand-in's tries are not held to the plan's clock ----------------------------------
 
-_CONTAINS = ("{'type': 'array', 'minItems': 999000, 'maxItems': 999000,"
-             " 'contains': {'const': 'zz'}, 'items': {'type': 'integer'}}")
+_CONTAINS = (
+    "{'type': 'array', 'minItems': 999000, 'maxItems': 999000,"
+    " 'contains': {'const': 'zz'}, 'items': {'type': 'integer'}}"
+)
 
 
 @pytest.mark.parametrize("mode", ["process", "inprocess"])
@@ -148,7 +156,8 @@ def test_the_stand_ins_tries_end_with_the_plans_time_limit(mode: str) -> None:
     (a ``parallel`` of such calls keeps ``concurrency`` host threads busy for as long). The
     stand-in is planlang's own host code: it should stop at the plan's deadline
     (``current_meter()``) or refuse such an answer at once."""
-    got = _python(f"""
+    got = _python(
+        f"""
         import json, resource, time
         import planlang
         from planlang.sandbox.limits import Limits
@@ -164,7 +173,10 @@ def test_the_stand_ins_tries_end_with_the_plans_time_limit(mode: str) -> None:
         time.sleep(4.0)
         print(json.dumps({{"took": took, "cpu_after": cpu() - before}}), flush=True)
         import os; os._exit(0)
-    """, timeout=100.0, mode=mode)
+    """,
+        timeout=100.0,
+        mode=mode,
+    )
     assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
 

@@ -58,7 +58,7 @@ def test_a_schema_whose_every_build_is_too_large_is_refused_at_once(
 ) -> None:
     spent: list[int] = []
     real = standin_size.spend
-    monkeypatch.setattr("planlang.standin.spend", lambda n: (spent.append(n), real(n)))
+    monkeypatch.setattr("planlang.standin_maker.spend", lambda n: (spent.append(n), real(n)))
     with pytest.raises(UnsatisfiableSchema, match="past what a model's reply holds"):
         value_for(schema, random.Random(0))
     assert not spent, "it began building an answer it then refused"
@@ -85,7 +85,7 @@ def test_a_build_that_grows_past_the_bound_by_its_choices_stops_there() -> None:
     for seed in range(3):
         lowest.clear()
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("planlang.standin.spend", spend)
+            patch.setattr("planlang.standin_maker.spend", spend)
             patch.setattr("planlang.standin_compiled.spend", spend)
             with pytest.raises(UnsatisfiableSchema, match="past what a model's reply holds"):
                 value_for(schema, random.Random(seed))

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planlang import standin
-from planlang.standin import StandIn, UnsatisfiableSchema, _Maker, value_for
+from planlang.standin import StandIn, UnsatisfiableSchema, value_for
 from planlang.standin_compiled import compile_maker, plain
+from planlang.standin_maker import Maker as _Maker
 
 RULES = standin._RULES
 
