@@ -35,6 +35,8 @@ _validators_lock = threading.Lock()
 _schema_text = same_as_dumps(sort_keys=True)  # json.dumps(schema, sort_keys=True)
 # json.dumps(x, sort_keys=True, ensure_ascii=False): how a schema and data are shown to a model
 shown_json = same_as_dumps(sort_keys=True, ensure_ascii=False)
+# a schema's: JSON has no NaN or infinity, and an endpoint refuses a request that holds one
+_schema_json = same_as_dumps(sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
 def key_of_shown(shown: str) -> str | None:
@@ -80,9 +82,12 @@ def schema_shown(schema: dict[str, Any]) -> str:
     """The schema's text as the model is shown it (``shown_json``); ``ValueError`` for one
     that is not plain JSON (a set, a key that is not text beside one that is)."""
     try:
-        return shown_json(schema)
+        return _schema_json(schema)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"The worker's JSON schema is not plain JSON data: {exc}") from None
+        why = str(exc)
+        if why.startswith("Out of range float values"):
+            why = "it holds a number JSON has no text for (NaN or an infinity)"
+        raise ValueError(f"The worker's JSON schema is not plain JSON data: {why}") from None
 
 
 def check_system(system: Any) -> None:

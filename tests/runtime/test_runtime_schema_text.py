@@ -39,3 +39,27 @@ def test_the_system_message_shows_the_schema_as_json_dumps_does() -> None:
                            shown=shown_json(schema))  # fmt: skip
     assert again == [system, user]
     assert user["content"] == 'hello\n\nData (JSON):\n{"b": 1}'
+
+
+def test_a_schema_holding_nan_or_an_infinity_fails_the_worker_before_any_call() -> None:
+    """JSON has no text for NaN or an infinity: ``json.dumps`` writes ``NaN``, which an
+    endpoint refuses, and the stand-in met Python errors in such bounds (red team 17). The
+    worker fails at its schema, saying so, and no model is asked."""
+    from typing import Any
+
+    from runtime import LLM, Ledger, Reply, Run
+
+    asked: list[int] = []
+
+    def client(model: str, messages: list[dict[str, Any]], **params: Any) -> Reply:
+        asked.append(1)
+        return Reply(text="1")
+
+    for bound in (float("nan"), float("inf"), float("-inf")):
+        run = Run("nan", llm=LLM(Ledger(":memory:"), client=client))
+        schema = {"type": "number", "minimum": bound}
+        assert run.run_sync(lambda r, s=schema: r.agent("q", schema=s)) is None
+        [record] = run.threads
+        assert record.status == "failed", record.status
+        assert "NaN or an infinity" in str(record.error), record.error
+    assert asked == []
