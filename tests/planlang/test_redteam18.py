@@ -1,0 +1,80 @@
+"""Red team 18: the stand-in's deadline, bounds and uniqueItems (62bb5a3), attacked through
+``price``. Each case fails on 62bb5a3; deadlines here are hang guards only, never the thing
+measured. Cases that could hold the host run in a subprocess that is killed at its timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HANG_GUARD = 120.0
+
+
+def _python(code: str, timeout: float = HANG_GUARD, mode: str = "process") -> dict:
+    """Run ``code`` in a fresh interpreter of this worktree, in a session of its own (killed
+    whole at ``timeout``, its fork servers too); its last stdout line is JSON."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANLANG_ISOLATION": mode}
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                             start_new_session=True)  # fmt: skip
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise AssertionError(f"the host did not finish within {timeout:.0f} s") from None
+    lines = out.strip().splitlines()
+    assert lines, f"no output (exit {child.returncode}): {err[-2000:]}"
+    return json.loads(lines[-1])
+
+
+# -- 1. one RE2 search of a long answer, far past the plan's deadline --------------------------
+
+_SLOW_PATTERN = "|".join(f"(a|e)[a-z ]{{{1000 - i}}}z" for i in range(4))
+_LONG_PATTERNED = f"{{'type': 'string', 'minLength': 999000, 'pattern': {_SLOW_PATTERN!r}}}"
+
+
+@pytest.mark.parametrize("mode", ["process", "inprocess"])
+def test_a_pattern_search_of_a_long_answer_ends_with_the_plans_time_limit(mode: str) -> None:
+    """A 90-byte worker schema: a string of 999,000 characters (within ``ANSWER_MOST``) that
+    must match four alternatives of ``(a|e)[a-z ]{1000}z``. RE2 is linear in the text, but
+    times its program's live threads: one ``search`` of ``"a" * 999000`` (the maker's first
+    pattern candidate) takes 35 s in C (16 alternatives: 156 s), and neither the maker's
+    candidate loop nor the validator's ``pattern`` keyword ticks the clock, so the new
+    deadline never stops it. In one process ``price`` of a plan with ``seconds=2`` took 34.9 s;
+    under process isolation the price returns at 3.4 s while a host thread burns 4.0 s of CPU
+    in the 4 s after (and goes on for minutes). The stand-in should bound the pattern work
+    (refuse a pattern search whose text times program size is past a budget, or search long
+    texts in chunks against the deadline) or refuse such a schema at once."""
+    got = _python(
+        f"""
+        import json, resource, time
+        import planlang
+        from planlang.sandbox.limits import Limits
+        from runtime import Settings
+        def cpu():
+            r = resource.getrusage(resource.RUSAGE_SELF)
+            return r.ru_utime + r.ru_stime
+        began = time.monotonic()
+        report = planlang.price("r = agent('x', schema={_LONG_PATTERNED})\\nresult = 1\\n",
+                                settings=Settings(), seeds=1, limits=Limits(seconds=2))
+        took = time.monotonic() - began
+        before = cpu()
+        time.sleep(4.0)
+        print(json.dumps({{"took": took, "cpu_after": cpu() - before}}), flush=True)
+        import os; os._exit(0)
+    """,
+        timeout=100.0,
+        mode=mode,
+    )
+    assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
+    assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
