@@ -78,3 +78,32 @@ def test_a_pattern_search_of_a_long_answer_ends_with_the_plans_time_limit(mode: 
     )
     assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
+
+
+# -- 2. a bound past a float's range: OverflowError ---------------------------------------------
+
+
+@pytest.mark.parametrize("schema", [
+    "{'type': 'number', 'minimum': 10**400}",
+    "{'type': 'number', 'exclusiveMinimum': 10**400}",
+    "{'type': 'number', 'maximum': -10**400}",
+    "{'type': 'number', 'minimum': 10**400, 'multipleOf': 1}",
+    "{'type': 'integer', 'minimum': 10**400, 'maximum': 0}",
+], ids=["number-minimum", "number-exclusive", "number-maximum", "multipleOf", "message"])  # fmt: skip
+def test_an_integer_bound_past_a_floats_range_is_not_an_overflow_error(schema: str) -> None:
+    """JSON and Python integers have no range; a plan's schema may bound a ``number`` by
+    ``10**400`` (jsonschema accepts it, and 10**400 itself is a valid answer). The stand-in's
+    ``_number`` mixes it with floats (``rng.uniform``, ``low / step``) and ``bounds`` formats it
+    with ``:g`` in its own refusal (integer minimum 10**400 above maximum 0): the worker fails
+    with "The client failed: OverflowError: int too large to convert to float" (or "integer
+    division result too large for a float"), a raw error of planlang's code that tells the
+    plan's author nothing. It should answer (an integer at the bound is a number) or say
+    which keyword the stand-in cannot meet."""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+
+    report = planlang.price(f"r = agent('x', schema={schema})\nresult = 1\n", settings=Settings(),
+                            seeds=1, limits=Limits(seconds=5), isolation="inprocess")  # fmt: skip
+    for problem in report.problems:
+        assert "OverflowError" not in problem.message, problem.message
