@@ -107,3 +107,33 @@ def test_an_integer_bound_past_a_floats_range_is_not_an_overflow_error(schema: s
                             seeds=1, limits=Limits(seconds=5), isolation="inprocess")  # fmt: skip
     for problem in report.problems:
         assert "OverflowError" not in problem.message, problem.message
+
+
+# -- 3. a deep const against a recursive schema: RecursionError --------------------------------
+
+_DEEP_CONST = (
+    "d = []\nfor i in range(200):\n    d = [d]\n"
+    "r = agent('x', schema={'const': d, 'items': {'$ref': '#'}})\nresult = 1\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "process"])
+def test_a_deep_const_under_a_recursive_schema_is_not_a_recursion_error(mode: str) -> None:
+    """A list nested 200 levels (within the schema check's 256) as the ``const`` of a schema
+    whose ``items`` are the schema itself (``$ref: '#'``, a step into the value each time:
+    the cycle check lets it be). The maker returns the const; jsonschema's validation of it
+    descends 200 levels, failing ``const`` at each, and overflows the stack building an error
+    message: the worker fails with "The client failed: RecursionError: maximum recursion
+    depth exceeded while getting the repr of an object", a raw error of the host's code (at
+    100 levels the same schema is told clearly: "no answer can satisfy the JSON schema ...
+    'const' at schema path items/const"). The stand-in should catch the validator's
+    RecursionError (as ``standin_compiled`` does its own) and say the answer nests too deeply
+    to be checked, or the schema check should refuse it."""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+
+    report = planlang.price(_DEEP_CONST, settings=Settings(), seeds=1, limits=Limits(seconds=5),
+                            isolation=mode)  # fmt: skip
+    for problem in report.problems:
+        assert "RecursionError" not in problem.message, problem.message
