@@ -137,3 +137,52 @@ def test_a_deep_const_under_a_recursive_schema_is_not_a_recursion_error(mode: st
                             isolation=mode)  # fmt: skip
     for problem in report.problems:
         assert "RecursionError" not in problem.message, problem.message
+
+
+# -- 4. thousands of distinct patterns: RE2 compiles past the 256-pattern cache, no tick -------
+
+_MANY_PATTERNS = """\
+pats = {}
+for i in range(4900):
+    pats["\\\\W{" + str(1000 - i % 500) + "}" + "abcdefghij"[i // 500]] = True
+r = agent("x", schema={"type": "object", "required": ["k"], "minProperties": 2,
+                       "patternProperties": pats})
+result = 1
+"""
+
+
+@pytest.mark.parametrize("mode", ["process", "inprocess"])
+def test_many_distinct_patterns_are_not_compiled_past_the_plans_deadline(mode: str) -> None:
+    """A worker schema of 4,900 distinct ``patternProperties`` keys (``\\\\W{1000}a``,
+    ``\\\\W{999}a``, ...; 9,800 values written out, within ``SCHEMA_MOST``), each 2 ms for RE2
+    to compile. ``linear_regex.compiled`` caches 256, so every pass compiles all 4,900 again:
+    the metaschema's ``format: regex``, ``_check_patterns``, and each of the stand-in's 8
+    validations (``_pattern_properties`` searches every pattern against the answer's key; no
+    pattern matches, so nothing descends and no ``evolve`` ticks the clock; ``minProperties``
+    makes every try fail). ``price`` of a plan with ``seconds=2`` took 71.4 s in one process.
+    The compile cost should count against the deadline (tick in ``_pattern_properties`` and
+    the checks), or the number of distinct patterns a schema holds be bounded (by the cache
+    size, or by their compiled program size)."""
+    got = _python(
+        f"""
+        import json, resource, time
+        import planlang
+        from planlang.sandbox.limits import Limits
+        from runtime import Settings
+        def cpu():
+            r = resource.getrusage(resource.RUSAGE_SELF)
+            return r.ru_utime + r.ru_stime
+        began = time.monotonic()
+        report = planlang.price({_MANY_PATTERNS!r}, settings=Settings(), seeds=1,
+                                limits=Limits(seconds=2))
+        took = time.monotonic() - began
+        before = cpu()
+        time.sleep(4.0)
+        print(json.dumps({{"took": took, "cpu_after": cpu() - before}}), flush=True)
+        import os; os._exit(0)
+    """,
+        timeout=100.0,
+        mode=mode,
+    )
+    assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
+    assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
