@@ -13,6 +13,7 @@ import json
 import random
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
@@ -20,7 +21,15 @@ from jsonschema.exceptions import SchemaError
 from planlang.sandbox.inprocess import current_meter
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
 from planlang.standin_maker import WORDS, Maker, UnsatisfiableSchema, bounds
-from planlang.standin_size import ANSWER_MOST, AnswerTooLarge, OutOfTime, budget, least_size, tick
+from planlang.standin_size import (
+    ANSWER_MOST,
+    AnswerTooLarge,
+    OutOfTime,
+    budget,
+    least_size,
+    tick,
+    tick_chunk,
+)
 from runtime import ClientError, Reply
 from runtime.canonical import same_as_dumps
 from runtime.json_schema import Validator, check_schema, watched_validator
@@ -143,11 +152,17 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
         return make(rng)
     last: list[str] = []
     for _ in range(_TRIES):
+        tick_chunk()  # each try may be long: none starts past the plan's deadline
         value = make(rng)
-        errors = list(validator.iter_errors(value))
+        try:  # the first three errors: every item of a million may fail
+            errors = list(islice(validator.iter_errors(value), 3))
+        except RecursionError:  # jsonschema recurses into the answer (a deep const)
+            raise UnsatisfiableSchema(
+                "the stand-in's answer nests too deeply to be checked against the JSON schema"
+            ) from None
         if not errors:
             return value
-        last = [_where(e) for e in errors[:3]]
+        last = [_where(e) for e in errors]
     raise UnsatisfiableSchema(
         "no answer can satisfy the JSON schema (the stand-in tried "
         f"{_TRIES} times): {'; '.join(last)}"

@@ -365,6 +365,8 @@ class _Compiler:
         for name in ("minimum", "maximum"):
             if name in schema and not _number(schema[name]):
                 raise _Refused
+            if name in schema and not integer and not -(2**1023) < schema[name] < 2**1023:
+                raise _Refused  # past a float's range: the maker answers an integer
         try:
             return self.rules.bounds(schema, integer=integer)
         except ValueError:  # UnsatisfiableSchema: the maker raises it when it gets there

@@ -14,7 +14,7 @@ import string
 from typing import Any
 
 from planlang.standin_size import AnswerTooLarge, fits, guess_kind, resolve_ref, spend, tick
-from runtime.linear_regex import search
+from runtime.linear_regex import MatchTooCostly, search
 from runtime.schema_keywords import json_key
 
 __all__ = ["FORMATS", "Maker", "UnsatisfiableSchema", "WORDS", "bounds"]
@@ -158,8 +158,11 @@ class Maker:
         _ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
         if "pattern" in schema:
             for candidate in _pattern_candidates(self.rng, low, high):
-                if search(schema["pattern"], candidate):
-                    return candidate
+                try:
+                    if search(schema["pattern"], candidate):
+                        return candidate
+                except MatchTooCostly:  # a long candidate against a large pattern: not tried
+                    continue
         spend(low if type(low) is int and low > 0 else 1)
         text = " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(1, 4)))
         parts, size = [text], len(text)
@@ -180,21 +183,39 @@ class Maker:
                 value += step
         return value
 
-    def _number(self, schema: dict[str, Any], depth: int) -> float:
+    def _number(self, schema: dict[str, Any], depth: int) -> float | int:
         low, high = bounds(schema, integer=False)
         step = schema.get("multipleOf")
+        if not (_float_range(low) and _float_range(high)):  # an integer is a number too
+            return self._whole_between(math.ceil(low), math.floor(high), step)
         if isinstance(step, int | float) and step > 0:
-            first, last = low / step, high / step
+            try:
+                first, last = low / step, high / step
+            except OverflowError:  # ints whose quotient is past a float's range
+                return self._whole_between(math.ceil(low), math.floor(high), step)
             if math.isfinite(first) and math.isfinite(last):
                 k = self.rng.randint(math.ceil(first), max(math.ceil(first), math.floor(last)))
                 return k * step
             if low <= 0 <= high:
                 return 0  # a multiple of every step
             raise UnsatisfiableSchema(
-                f"the stand-in finds no multiple of {step:g} (multipleOf) between {low:g} and "
-                f"{high:g}: the quotient is past a float's range"
+                f"the stand-in finds no multiple of {shown(step)} (multipleOf) between "
+                f"{shown(low)} and {shown(high)}: the quotient is past a float's range"
             )
         return round(self.rng.uniform(low, high), 3)
+
+    def _whole_between(self, low: int, high: int, step: Any) -> int:
+        """A number between bounds past a float's range: an integer, a multiple of an integer
+        ``multipleOf`` (a float one beside such bounds is past what the stand-in finds)."""
+        if step is None or (type(step) is int and step > 0):
+            step = step or 1
+            first, last = -(-low // step), high // step
+            if first <= last:
+                return self.rng.randint(first, last) * step
+        raise UnsatisfiableSchema(
+            f"the stand-in finds no number between {shown(low)} and {shown(high)}"
+            + (f" that is a multiple of {shown(step)} (multipleOf)" if step is not None else "")
+        )
 
     def _boolean(self, schema: dict[str, Any], depth: int) -> bool:
         return self.rng.random() < 0.5
@@ -206,8 +227,8 @@ class Maker:
 def _ordered(low: Any, high: Any, low_name: str, high_name: str) -> None:
     if isinstance(low, int | float) and isinstance(high, int | float) and high < low:
         raise UnsatisfiableSchema(
-            f"no answer can satisfy the JSON schema: {low_name} {low:g} is above "
-            f"{high_name} {high:g}"
+            f"no answer can satisfy the JSON schema: {low_name} {shown(low)} is above "
+            f"{high_name} {shown(high)}"
         )
 
 
@@ -217,15 +238,17 @@ def bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
     minimum, maximum = _bound(schema, "minimum", False), _bound(schema, "maximum", True)
     above = _bound(schema, "exclusiveMinimum", False)
     below = _bound(schema, "exclusiveMaximum", True)
-    gap = 1 if integer else 1e-3
+    gap = 1 if integer else 1e-3  # past a float's range, an integer bound's gap is 1 (below)
     low = minimum if minimum is not None else 0 if maximum is None else maximum - 100
     high = maximum if maximum is not None else low + 100
     if above is not None:
-        low = above + gap if minimum is None else max(minimum, above + gap)
+        past = above + (gap if _float_range(above) else 1)
+        low = past if minimum is None else max(minimum, past)
         if maximum is None and below is None and high < low:
             high = low + 100  # bounded below only: the range starts there
     if below is not None:
-        high = below - gap if maximum is None else min(maximum, below - gap)
+        before = below - (gap if _float_range(below) else 1)
+        high = before if maximum is None else min(maximum, before)
         if minimum is None and above is None and high < low:
             low = high - 100  # bounded above only: the range ends there
     if integer:
@@ -233,9 +256,25 @@ def bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
     if high < low:
         raise UnsatisfiableSchema(
             f"no answer can satisfy the JSON schema: no {'integer' if integer else 'number'} "
-            f"is at least {low:g} and at most {high:g} (minimum above maximum)"
+            f"is at least {shown(low)} and at most {shown(high)} (minimum above maximum)"
         )
     return low, high
+
+
+def _float_range(value: Any) -> bool:
+    """Whether a number is within a float's range (an int of 10**400 is not)."""
+    return type(value) is float or -_FLOAT_MOST < value < _FLOAT_MOST
+
+
+_FLOAT_MOST = 2**1023  # ints at or past it do not all convert to a float
+
+
+def shown(value: Any) -> str:
+    """A number as a message shows it: ``:g``, or an integer past a float's range by its
+    size (``:g`` of it raised OverflowError, and its digits may be thousands)."""
+    if _float_range(value):
+        return f"{value:g}"
+    return f"{'-' if value < 0 else ''}about 10**{int(math.log10(abs(value)))}"
 
 
 def _bound(schema: dict[str, Any], name: str, upper: bool) -> Any:

@@ -19,7 +19,8 @@ from typing import Any
 
 import re2
 
-__all__ = ["PatternError", "compiled", "fullmatch", "search"]
+__all__ = ["SEARCH_MOST", "MatchTooCostly", "PatternError", "compiled", "fullmatch", "program_size",
+           "search"]  # fmt: skip
 
 # RE2 gives up on a pattern whose program would pass this (``a{1000}{1000}``, say): a
 # ``PatternError``. Its default is 8 MiB; each of the cached patterns below may hold it.
@@ -31,6 +32,18 @@ _OPTIONS.max_mem = MAX_MEMORY
 
 class PatternError(ValueError):
     """A pattern RE2 does not compile: a backreference, a lookaround, or not a pattern."""
+
+
+# RE2 is linear in the text, but a search that leaves its DFA (a pattern of many states, such
+# as ``(a|e)[a-z ]{1000}z``) runs its NFA, about 4 ns a character for each instruction of the
+# pattern's program here: 35 s for a million characters against four such alternatives (red
+# team 18), in C, the interpreter's lock held. A search whose text length times its program
+# size passes this (about a second at that rate) is refused, never run.
+SEARCH_MOST = 250_000_000
+
+
+class MatchTooCostly(ValueError):
+    """A search the pattern's program size times the text's length makes too costly to run."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -51,13 +64,30 @@ def compiled(pattern: str) -> Any:
 
 
 def search(pattern: str, text: str) -> bool:
-    """Whether the pattern matches somewhere in the text (JSON Schema's ``pattern``)."""
-    return compiled(pattern).search(_encodable(text)) is not None
+    """Whether the pattern matches somewhere in the text (JSON Schema's ``pattern``);
+    ``MatchTooCostly`` for a search past ``SEARCH_MOST``."""
+    return _bounded(pattern, text).search(_encodable(text)) is not None
 
 
 def fullmatch(pattern: str, text: str) -> bool:
-    """Whether the pattern matches the whole text."""
-    return compiled(pattern).fullmatch(_encodable(text)) is not None
+    """Whether the pattern matches the whole text (``MatchTooCostly`` as ``search``)."""
+    return _bounded(pattern, text).fullmatch(_encodable(text)) is not None
+
+
+def program_size(pattern: str) -> int:
+    """Instructions of the pattern's RE2 program: a search's cost per character, at worst."""
+    return int(compiled(pattern).programsize)
+
+
+def _bounded(pattern: str, text: str) -> Any:
+    regex = compiled(pattern)
+    if len(text) * regex.programsize > SEARCH_MOST:
+        raise MatchTooCostly(
+            f"a text of {len(text):,} characters is too long to match against the pattern "
+            f"{pattern[:80]!r} in time (its program has {regex.programsize:,} instructions; "
+            f"the two multiplied may be at most {SEARCH_MOST:,})"
+        )
+    return regex
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # one class: no backtracking

@@ -18,20 +18,46 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from .linear_regex import search
+from .linear_regex import SEARCH_MOST, MatchTooCostly, program_size, search
 
 __all__ = ["LINEAR_KEYWORDS", "json_key"]
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    if validator.is_type(instance, "string") and not search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not search(pattern, instance):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    except MatchTooCostly as error:  # the answer fails, saying why: never searched for long
+        yield ValidationError(str(error))
+
+
+def _keys_too_costly(keys: Any, patterns: Any) -> ValidationError | None:
+    """An object's keys, each searched against each pattern: refused, with why, when their
+    characters times the patterns' program sizes pass ``SEARCH_MOST`` (each search alone may
+    be short: 10,000 keys against 256 patterns)."""
+    if not patterns:
+        return None
+    characters = sum(len(key) for key in keys if isinstance(key, str))
+    instructions = sum(program_size(pattern) for pattern in patterns)
+    if characters * instructions <= SEARCH_MOST:
+        return None
+    return ValidationError(
+        f"the object's keys ({characters:,} characters) are too many to match against its "
+        f"{len(patterns):,} patterns in time ({instructions:,} instructions; the two "
+        f"multiplied may be at most {SEARCH_MOST:,})"
+    )
 
 
 def _pattern_properties(
     validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
 ) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
+        return
+    costly = _keys_too_costly(instance, patterns)
+    if costly is not None:
+        yield costly
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
@@ -46,6 +72,10 @@ def _additional_properties(
         return
     named = schema.get("properties", {})
     patterns = schema.get("patternProperties", {})
+    costly = _keys_too_costly([key for key in instance if key not in named], patterns)
+    if costly is not None:
+        yield costly
+        return
     extras = {key for key in instance
               if key not in named and not any(search(p, key) for p in patterns)}  # fmt: skip
     if validator.is_type(additional, "object"):

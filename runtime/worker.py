@@ -126,7 +126,11 @@ def checker_for(schema: dict[str, Any], text: str | None = None) -> tuple[Valida
 
 def schema_problems(validator: Validator, value: Any, limit: int = 10) -> list[str]:
     problems = []
-    for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path))):
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
+    except RecursionError:  # jsonschema recurses into the answer: one nested past the stack
+        return ["at (top level): the answer nests too deeply to be checked against the schema"]
+    for error in errors:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         problems.append(f"at {where}: {error.message}")
         if len(problems) == limit:

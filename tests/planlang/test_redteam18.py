@@ -89,7 +89,8 @@ def test_a_pattern_search_of_a_long_answer_ends_with_the_plans_time_limit(mode: 
     "{'type': 'number', 'maximum': -10**400}",
     "{'type': 'number', 'minimum': 10**400, 'multipleOf': 1}",
     "{'type': 'integer', 'minimum': 10**400, 'maximum': 0}",
-], ids=["number-minimum", "number-exclusive", "number-maximum", "multipleOf", "message"])  # fmt: skip
+], ids=["number-minimum", "number-exclusive", "number-maximum", "multipleOf",
+        "message"])  # fmt: skip
 def test_an_integer_bound_past_a_floats_range_is_not_an_overflow_error(schema: str) -> None:
     """JSON and Python integers have no range; a plan's schema may bound a ``number`` by
     ``10**400`` (jsonschema accepts it, and 10**400 itself is a valid answer). The stand-in's

@@ -98,3 +98,68 @@ def test_a_watched_validator_gives_the_same_errors() -> None:
         e.message for e in watched_validator(schema, lambda: None).iter_errors(instance)
     )
     assert plain == watched and len(plain) == 3
+
+
+# -- the cost of a pattern search, bounded (red team 18) -----------------------------------------
+
+_WIDE = "(a|e)[a-z ]{1000}z"  # a program of about 2,000 instructions that leaves RE2's DFA
+
+
+def test_a_search_past_its_cost_bound_is_refused_never_run() -> None:
+    from runtime.linear_regex import SEARCH_MOST, MatchTooCostly, program_size, search
+
+    size = program_size(_WIDE)
+    assert not search(_WIDE, "a" * 1000)
+    with pytest.raises(MatchTooCostly, match="too long to match"):
+        search(_WIDE, "a" * (SEARCH_MOST // size + 1))
+    assert search("^a+$", "a" * 1_000_000)  # a small program: a long text is fine
+
+
+def test_a_pattern_check_too_costly_fails_the_answer_with_why() -> None:
+    from runtime.linear_regex import SEARCH_MOST, program_size
+
+    text = "a" * (SEARCH_MOST // program_size(_WIDE) + 1)
+    [error] = schema_validator({"type": "string", "pattern": _WIDE}).iter_errors(text)
+    assert "too long to match" in error.message
+
+
+def test_many_keys_against_many_patterns_fail_the_answer_with_why() -> None:
+    """Each key is short, but every key is searched against every pattern: their product is
+    what a check costs, bounded as one search's is."""
+    patterns = {f"^{c}(a|e)[a-z ]{{900}}z": True for c in "bcdfgh"}
+    keys = {f"k{n:06d}" + "x" * 100: 1 for n in range(4000)}
+    for schema in ({"type": "object", "patternProperties": patterns},
+                   {"type": "object", "patternProperties": patterns,
+                    "additionalProperties": False}):  # fmt: skip
+        messages = [e.message for e in schema_validator(schema).iter_errors(keys)]
+        assert any("too many to match against its 6 patterns" in m for m in messages), messages
+    assert schema_validator({"type": "object", "patternProperties": patterns}).is_valid({"k": 1})
+
+
+def test_a_schema_of_too_many_or_too_large_patterns_is_not_valid() -> None:
+    """Checked before the metaschema compiles them: as many distinct patterns as are kept
+    compiled, and a bound on their programs' instructions in all."""
+    from jsonschema.exceptions import SchemaError
+
+    from runtime.json_schema import INSTRUCTIONS_MOST, PATTERNS_MOST, check_schema
+
+    many = {"type": "object", "patternProperties": {f"^k{n}$": True
+                                                    for n in range(PATTERNS_MOST + 1)}}  # fmt: skip
+    with pytest.raises(SchemaError, match=f"more than {PATTERNS_MOST:,} distinct patterns"):
+        check_schema(many)
+    fewer = {f"^k{n}$": True for n in range(PATTERNS_MOST)}
+    check_schema({"type": "object", "patternProperties": fewer})
+    large = {"anyOf": [{"type": "string", "pattern": f"^{n}" + r"\W{1000}"} for n in range(10)]}
+    with pytest.raises(SchemaError, match=f"more than {INSTRUCTIONS_MOST:,} instructions"):
+        check_schema(large)
+
+
+def test_an_answer_nested_past_the_stack_is_a_problem_not_a_recursion_error() -> None:
+    from runtime.worker import schema_problems
+
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    problems = schema_problems(schema_validator({"items": {"$ref": "#"}, "maxItems": 0}), deep)
+    assert problems == ["at (top level): the answer nests too deeply to be checked against "
+                        "the schema"]  # fmt: skip
