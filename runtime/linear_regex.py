@@ -57,6 +57,12 @@ def compiled(pattern: str) -> Any:
         why = error.args[0] if error.args else "not a pattern"
         if isinstance(why, bytes):
             why = why.decode("utf-8", "replace")
+        if "too large" in why:  # within RE2's means, but its program past MAX_MEMORY
+            raise PatternError(
+                f"the pattern {pattern[:200]!r} compiles to a program too large for RE2 "
+                f"(over {MAX_MEMORY:,} bytes; a counted repetition of a wide class, such as "
+                "\\p{L}{1,200}, is one copy of the class per count)"
+            ) from None
         raise PatternError(
             f"the pattern {pattern!r} is not one that matches in linear time ({why}); "
             "backreferences and lookaround are not supported"

@@ -158,3 +158,13 @@ def test_the_messages_are_jsonschemas_word_for_word(
         seen = sorted((e.message, list(e.path)) for e in ours.iter_errors(instance))
         expected = sorted((e.message, list(e.path)) for e in theirs.iter_errors(instance))
         assert seen == expected, instance
+
+
+def test_a_pattern_too_large_for_re2_says_so_not_that_it_backtracks() -> None:
+    """``^[\\p{L} ]{1,200}$`` needs no backtracking; RE2 refuses it for its program's size
+    (200 copies of a wide class), and the refusal says that."""
+    from runtime.linear_regex import PatternError, compiled
+
+    with pytest.raises(PatternError, match="program too large for RE2") as raised:
+        compiled("^[\\p{L} ]{1,200}$")
+    assert "backreferences" not in str(raised.value)
