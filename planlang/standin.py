@@ -151,9 +151,18 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
     if _exact(key):  # the maker honours every keyword used: no need to validate its output
         return make(rng)
     last: list[str] = []
-    for _ in range(_TRIES):
+    for tried in range(_TRIES):
         tick_chunk()  # each try may be long: none starts past the plan's deadline
-        value = make(rng)
+        try:
+            value = make(rng)
+        except AnswerTooLarge:
+            if not tried:
+                raise
+            raise UnsatisfiableSchema(  # the tries together, not one answer, passed the bound
+                f"no answer the stand-in made satisfies the JSON schema ({'; '.join(last)}), "
+                f"and its {tried + 1} tries together passed {ANSWER_MOST:,} items or "
+                "characters"
+            ) from None
         try:  # the first three errors: every item of a million may fail
             errors = list(islice(validator.iter_errors(value), 3))
         except RecursionError:  # jsonschema recurses into the answer (a deep const)
