@@ -1,0 +1,109 @@
+"""Red team 19: the host's JSON-schema work (10c058e, 0fb052a), attacked through ``price`` and
+a real run with a scripted model. Each case fails on 0fb052a; deadlines here are hang guards
+only, never the thing measured. Cases that could hold the host run in a subprocess that is
+killed at its timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HANG_GUARD = 120.0
+
+
+def _python(code: str, timeout: float = HANG_GUARD, mode: str = "process") -> dict:
+    """Run ``code`` in a fresh interpreter of this worktree, in a session of its own (killed
+    whole at ``timeout``, its fork servers too); its last stdout line is JSON."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANLANG_ISOLATION": mode}
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                             start_new_session=True)  # fmt: skip
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise AssertionError(f"the host did not finish within {timeout:.0f} s") from None
+    lines = out.strip().splitlines()
+    assert lines, f"no output (exit {child.returncode}): {err[-2000:]}"
+    return json.loads(lines[-1])
+
+
+_MEASURE = """
+    import json, os, resource, time
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+"""
+_REPORT = """
+    before = cpu()
+    time.sleep(4.0)
+    print(json.dumps({"took": took, "cpu_after": cpu() - before, "said": said}), flush=True)
+    os._exit(0)
+"""
+
+
+# -- 1. a real model's reply checked by an unwatched validator: 2**30 evolves ------------------
+
+_DOUBLING = """
+defs = {}
+for i in range(30):
+    defs['d' + str(i)] = {'allOf': [{'$ref': '#/$defs/d' + str(i + 1)},
+                                    {'$ref': '#/$defs/d' + str(i + 1)}]}
+defs['d30'] = {'type': 'object'}
+r = agent('x', schema={'$defs': defs, '$ref': '#/$defs/d0'})
+result = 1
+"""
+
+
+@pytest.mark.parametrize("mode", ["process", "inprocess"])
+def test_a_real_replys_schema_check_ends_with_the_plans_time_limit(mode: str) -> None:
+    """A 300-byte schema of 30 ``$defs``, each an ``allOf`` naming the next twice: any check
+    of any answer is 2**30 subschema applications (``check_schema`` accepts it: no cycle, few
+    values). The stand-in's validator ticks (it stops at the deadline), but a worker's own
+    check of a real model's reply (``worker.schema_problems`` with ``schema_validator``, not
+    ``watched_validator``) has no clock at all: a scripted model answering ``{"a": 1}`` to a
+    plan of ``seconds=2`` held the run past the 60 s wait in one process (N=16 alone took
+    1.7 s, doubling each level), and under process isolation the run ended at 3.3 s while a
+    host thread burned 3.0 s of CPU in the 3 s after (for hours more). A worker's check
+    should stop at its plan's deadline (a watched validator ticking the run's clock or its
+    cancel), or such a schema be refused when checked (a bound on the subschema
+    applications a ``$ref`` graph may make)."""
+    got = _python(
+        _MEASURE
+        + f"""
+    import planlang
+    from planlang.binding import plan_sandbox, run_host_words, run_plan
+    from planlang.sandbox.limits import Limits
+    from runtime import LLM, Ledger, Reply, Role, Run, Settings
+    client = lambda model, messages, **params: Reply(text='{{"a": 1}}')
+    settings = Settings(roles={{"scan": Role(model="small", price=0.2)}}, default_price=0.2)
+    run = Run("t", llm=LLM(Ledger(":memory:"), client=client, settings=settings), concurrency=2)
+    checked = planlang.check({_DOUBLING!r})
+    words, _ = run_host_words(run)
+    box = plan_sandbox(run, words, host=None, inputs=None, limits=Limits(seconds=2),
+                       isolation={mode!r})
+    began = time.monotonic()
+    run.start(lambda r: run_plan(box, checked))
+    try:
+        run.wait(timeout=40)
+        said = "completed"
+    except Exception as error:
+        said = repr(error)[:300]
+    took = time.monotonic() - began
+    """
+        + _REPORT,
+        timeout=100.0,
+        mode=mode,
+    )
+    assert got["took"] < 2 + 13, f"the run took {got['took']:.1f} s for a plan of 2 s: {got['said']}"
+    assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the run"
