@@ -107,3 +107,42 @@ def test_a_real_replys_schema_check_ends_with_the_plans_time_limit(mode: str) ->
     )
     assert got["took"] < 2 + 13, f"the run took {got['took']:.1f} s for a plan of 2 s: {got['said']}"
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the run"
+
+
+# -- 2. searches each just under SEARCH_MOST, a clock look only each 1,024 ticks ---------------
+
+_SLOW16 = "|".join(f"(a|e)[a-z ]{{{1000 - i}}}z" for i in range(16))
+_ITEMS = (f"{{'type': 'array', 'minItems': 40, 'items': {{'type': 'string', 'minLength': 7000, "
+          f"'pattern': {_SLOW16!r}}}}}")  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["process", "inprocess"])
+def test_many_searches_each_within_the_bound_end_with_the_plans_time_limit(mode: str) -> None:
+    """A 350-byte schema: 40 strings of 7,000 characters (280,000 in all, within
+    ``ANSWER_MOST``), each to match 16 alternatives of ``(a|e)[a-z ]{1000}z`` (31,844 RE2
+    instructions: 7,000 x 31,844 is just under ``SEARCH_MOST``, so each search runs, about
+    1 s in C). ``tick`` reads the clock once each 1,024 steps, a step being taken as about a
+    microsecond; here a step (one item made, its candidates searched) is a second, and the
+    40 items are one step each: the clock is never read within a try. ``price`` of a plan of
+    ``seconds=2`` took 44.8 s in one process; under process isolation it returned at 3.3 s
+    while a host thread burned 3.0 s of CPU in the 3 s after (140 items: minutes). A search
+    should count as many ticks as it costs (or read the clock after any search of more than
+    a millisecond's cost), or an answer's searches be bounded in all, not one by one."""
+    got = _python(
+        _MEASURE
+        + f"""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+    began = time.monotonic()
+    report = planlang.price("r = agent('x', schema={_ITEMS})\\nresult = 1\\n",
+                            settings=Settings(), seeds=1, limits=Limits(seconds=2))
+    took = time.monotonic() - began
+    said = [p.message[:200] for p in report.problems]
+    """
+        + _REPORT,
+        timeout=100.0,
+        mode=mode,
+    )
+    assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
+    assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
