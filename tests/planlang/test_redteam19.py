@@ -146,3 +146,30 @@ def test_many_searches_each_within_the_bound_end_with_the_plans_time_limit(mode:
     )
     assert got["took"] < 2 + 13, f"the price took {got['took']:.1f} s for a plan of 2 s"
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the price"
+
+
+# -- 3. an integer past a float's range against a float multipleOf: OverflowError -------------
+
+
+@pytest.mark.parametrize("schema", [
+    "{'type': 'integer', 'minimum': 10**400, 'multipleOf': 0.5}",
+    "{'anyOf': [{'type': 'integer', 'minimum': 10**400}], 'multipleOf': 0.5}",
+], ids=["integer", "anyOf"])  # fmt: skip
+def test_a_huge_integer_against_a_float_multiple_of_is_not_an_overflow_error(schema: str) -> None:
+    """Red team 18's fix made the maker answer a bound past a float's range with an integer,
+    but jsonschema's ``multipleOf`` with a float step divides the answer by it
+    (``instance / dB``): an int of 10**400 raises ``OverflowError: int too large to convert
+    to float`` out of the stand-in's ``validator.iter_errors`` (only RecursionError is caught
+    there). ``price`` reports "The client failed: OverflowError: int too large to convert to
+    float", a raw error of planlang's code. It should say the stand-in cannot meet
+    ``multipleOf`` beside such a bound (as ``_number`` already does for a ``number``), or the
+    validator's ``multipleOf`` should treat an int past a float's range exactly
+    (``Fraction``)."""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+
+    report = planlang.price(f"r = agent('x', schema={schema})\nresult = 1\n", settings=Settings(),
+                            seeds=1, limits=Limits(seconds=5), isolation="inprocess")  # fmt: skip
+    for problem in report.problems:
+        assert "OverflowError" not in problem.message, problem.message
