@@ -173,3 +173,43 @@ def test_a_huge_integer_against_a_float_multiple_of_is_not_an_overflow_error(sch
                             seeds=1, limits=Limits(seconds=5), isolation="inprocess")  # fmt: skip
     for problem in report.problems:
         assert "OverflowError" not in problem.message, problem.message
+
+
+# -- 4./5. a real model's reply that jsonschema or json cannot take ends the whole run ---------
+
+
+def _reply_run(schema: dict, text: str) -> tuple[object, object]:
+    """A run of one worker whose scripted model always answers ``text``: (what ``run_sync``
+    returned or raised, the worker's record)."""
+    from runtime import LLM, Ledger, Reply, Role, Run, Settings
+
+    settings = Settings(roles={"scan": Role(model="small", price=0.2)}, default_price=0.2)
+    client = lambda model, messages, **params: Reply(text=text)  # noqa: E731
+    run = Run("t", llm=LLM(Ledger(":memory:"), client=client, settings=settings), concurrency=2)
+    try:
+        got: object = run.run_sync(lambda r: [r.agent("x", schema=schema), "went on"])
+    except BaseException as error:  # noqa: BLE001 - what ended the run is the thing measured
+        got = error
+    return got, run.threads[0]
+
+
+@pytest.mark.parametrize("schema,text", [
+    ({"type": "number", "multipleOf": 0.1}, "1e400"),
+    ({"type": "number", "multipleOf": 0.5}, "Infinity"),
+    ({"type": "integer", "multipleOf": 0.1}, "1" * 4000),
+], ids=["1e400", "Infinity", "4000-digit-int"])  # fmt: skip
+def test_a_replys_number_past_a_float_is_the_answers_problem_not_the_runs(
+    schema: dict, text: str
+) -> None:
+    """A model answers ``1e400`` (json.loads: inf), ``Infinity``, or a 4,000-digit integer to
+    a worker whose schema has a float ``multipleOf``. jsonschema's ``multipleOf`` raises
+    ``OverflowError`` ("cannot convert Infinity to integer ratio", "int too large to convert
+    to float") out of ``worker.schema_problems``, which catches only RecursionError: the
+    worker fails with "internal error: OverflowError: ..." and ``run_sync`` raises it, so one
+    model reply ends the whole run (the plan's other work, "went on" here, never returns). The
+    reply should fail its schema with a clear reason (a repair turn, then the worker fails
+    and ``agent`` returns None), as a 5,000-digit integer already does ("Exceeds the limit
+    (4300 digits)...")."""
+    got, record = _reply_run(schema, text)
+    assert got == [None, "went on"], f"the run ended with {got!r} ({record.error})"
+    assert "OverflowError" not in (record.error or ""), record.error
