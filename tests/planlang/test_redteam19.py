@@ -213,3 +213,16 @@ def test_a_replys_number_past_a_float_is_the_answers_problem_not_the_runs(
     got, record = _reply_run(schema, text)
     assert got == [None, "went on"], f"the run ended with {got!r} ({record.error})"
     assert "OverflowError" not in (record.error or ""), record.error
+
+
+def test_a_deeply_nested_reply_is_the_answers_problem_not_the_runs() -> None:
+    """A model answers ``[[[[...]]]]`` nested 100,000 deep (200 kB, well within a reply):
+    ``json.loads`` in the worker raises ``RecursionError: maximum recursion depth exceeded
+    while decoding a JSON array``, which nothing catches there: the worker fails with
+    "internal error: RecursionError: ..." and ``run_sync`` raises it, ending the whole run on
+    one reply (a schema of ``{"type": "array"}``; any schema at all). The reply should be
+    said not to be JSON the worker can read (nested too deeply: a repair turn, then the
+    worker fails and ``agent`` returns None), as the validator's own RecursionError is."""
+    got, record = _reply_run({"type": "array"}, "[" * 100_000 + "]" * 100_000)
+    assert got == [None, "went on"], f"the run ended with {got!r} ({record.error})"
+    assert "RecursionError" not in (record.error or ""), record.error
