@@ -226,3 +226,24 @@ def test_a_deeply_nested_reply_is_the_answers_problem_not_the_runs() -> None:
     got, record = _reply_run({"type": "array"}, "[" * 100_000 + "]" * 100_000)
     assert got == [None, "went on"], f"the run ended with {got!r} ({record.error})"
     assert "RecursionError" not in (record.error or ""), record.error
+
+
+# -- 6. a number range wider than a float: the stand-in's uniform() gives inf -------------------
+
+
+def test_a_number_range_of_every_double_is_answered() -> None:
+    """``{"type": "number", "minimum": -1e308, "maximum": 1e308}`` (a model's way of saying
+    "any double") has answers (0, 1.5). The maker picks ``round(rng.uniform(low, high), 3)``;
+    ``high - low`` is 2e308, past a float's range, so ``uniform`` returns inf (or -inf)
+    every try, which fails ``maximum``: ``price`` reports "no answer can satisfy the JSON
+    schema (the stand-in tried 8 times): 'maximum' ...", a valid schema refused (and a plan
+    priced as failing that would run). The maker should pick within a range it can compute
+    (``low + (high / 2 - low / 2) * 2 * random()``, or clamp into [low, high])."""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+
+    schema = "{'type': 'number', 'minimum': -1e308, 'maximum': 1e308}"
+    report = planlang.price(f"r = agent('x', schema={schema})\nresult = 1\n", settings=Settings(),
+                            seeds=1, limits=Limits(seconds=5), isolation="inprocess")  # fmt: skip
+    assert not report.problems, [p.message for p in report.problems]
