@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from planlang.check import CheckResult
 from planlang.errors import PlanRuntimeError
 from planlang.isolation.mode import calling_line
-from planlang.sandbox.inprocess import Sandbox
+from planlang.sandbox.inprocess import Sandbox, current_meter, set_current_meter
 from planlang.sandbox.limits import Limits
 from planlang.sandbox.wall import HostWord
-from runtime import FanOutDeadlock, Run, RunError
+from runtime import FanOutDeadlock, Run, RunCancelled, RunError
+from runtime.json_schema import on_steps
 
 __all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words", "run_plan"]
 
@@ -83,12 +85,12 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         )
 
     def parallel(thunks: Iterable[Callable[[], Any]]) -> list[Any]:
-        return run.parallel(thunks)
+        return run.parallel(_metered(thunks))
 
     def stream(
         thunks: Iterable[Callable[[], Any]], then: Callable[[Any], Any] | None = None
     ) -> Iterator[tuple[int, Any]]:
-        return _Located(iter(run.stream(thunks, then)), origins)
+        return _Located(iter(run.stream(_metered(thunks), then)), origins)
 
     words: dict[str, Any] = {
         "agent": agent,
@@ -99,6 +101,42 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         "log": HostWord(run.log, text=True),
     }
     return words, origins
+
+
+def _metered(thunks: Iterable[Callable[[], Any]]) -> Iterable[Callable[[], Any]]:
+    """The thunks, each run with its plan's meter as ``current_meter()`` on the runtime's
+    worker thread that runs it: the host words it calls there (the stand-in's deadline) see
+    the plan they work for, as on the plan's own thread. Lazy, as the thunks may be."""
+    meter = current_meter()
+    if meter is None:
+        return thunks
+    return (_with_meter(meter, thunk) for thunk in thunks)
+
+
+def _with_meter(meter: Any, thunk: Callable[[], Any]) -> Callable[[], Any]:
+    def metered() -> Any:
+        previous = set_current_meter(meter)
+        try:
+            return thunk()
+        finally:
+            set_current_meter(previous)
+
+    return metered
+
+
+def _plan_time_up() -> None:
+    """Every thousand steps of a JSON-schema check on a thread that works for a plan: past its
+    deadline, the check (of a model's reply, say) ends, and its worker with it (cancelled:
+    nothing more is asked or billed). A check has no other end (2**30 steps for 30 ``$defs``
+    each naming the next twice), and the plan's process, killed at its deadline, would leave
+    a host thread checking on."""
+    meter = current_meter()
+    if meter is not None and time.monotonic() > meter.deadline:
+        raise RunCancelled(f"the plan's time limit ({meter.limits.seconds:g} s) passed while "
+                           "an answer was checked against its schema")  # fmt: skip
+
+
+on_steps(_plan_time_up)
 
 
 class _Located:

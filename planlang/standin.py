@@ -116,7 +116,11 @@ def schema_of(messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
 def value_for(schema: dict[str, Any], rng: random.Random, *, max_extra_items: int = 4,
               deadline: float | None = None) -> Any:  # fmt: skip
     """A value valid under ``schema``, or ``UnsatisfiableSchema`` saying why there is none;
-    ``OutOfTime`` once ``time.monotonic()`` passes ``deadline``, if one is given."""
+    ``OutOfTime`` once ``time.monotonic()`` passes ``deadline``: by default that of the plan
+    whose call this thread serves (``current_meter()``; none outside a plan)."""
+    if deadline is None:
+        meter = current_meter()
+        deadline = None if meter is None else meter.deadline
     entry = plain_entry(schema, max_extra_items, _RULES)
     return _value(schema, rng, max_extra_items, entry, deadline)
 

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from planlang.standin_maker import rounded, uniform
 from planlang.standin_size import AnswerTooLarge, fits, spend, tick_chunk
 from runtime.canonical import same_as_dumps
 
@@ -358,7 +359,7 @@ class _Compiler:
 
     def number(self, schema: dict[str, Any]) -> Make:
         low, high = self.bounds(schema, integer=False)
-        return lambda rng: round(rng.uniform(low, high), 3)
+        return lambda rng: rounded(uniform(rng, low, high), low, high)
 
     def bounds(self, schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
         """The maker's bounds, for numbers it takes without a stop (else its to say)."""

@@ -17,7 +17,7 @@ from planlang.standin_size import AnswerTooLarge, fits, guess_kind, resolve_ref,
 from runtime.linear_regex import MatchTooCostly, search
 from runtime.schema_keywords import json_key
 
-__all__ = ["FORMATS", "Maker", "UnsatisfiableSchema", "WORDS", "bounds"]
+__all__ = ["FORMATS", "Maker", "UnsatisfiableSchema", "WORDS", "bounds", "rounded", "uniform"]
 
 WORDS = (
     "alpha bravo cache delta edge frame graph heap index join key loop merge node order path "
@@ -202,7 +202,7 @@ class Maker:
                 f"the stand-in finds no multiple of {shown(step)} (multipleOf) between "
                 f"{shown(low)} and {shown(high)}: the quotient is past a float's range"
             )
-        return round(self.rng.uniform(low, high), 3)
+        return rounded(uniform(self.rng, low, high), low, high)
 
     def _whole_between(self, low: int, high: int, step: Any) -> int:
         """A number between bounds past a float's range: an integer, a multiple of an integer
@@ -238,27 +238,59 @@ def bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
     minimum, maximum = _bound(schema, "minimum", False), _bound(schema, "maximum", True)
     above = _bound(schema, "exclusiveMinimum", False)
     below = _bound(schema, "exclusiveMaximum", True)
-    gap = 1 if integer else 1e-3  # past a float's range, an integer bound's gap is 1 (below)
     low = minimum if minimum is not None else 0 if maximum is None else maximum - 100
     high = maximum if maximum is not None else low + 100
     if above is not None:
-        past = above + (gap if _float_range(above) else 1)
+        past = _past(above, integer, up=True)
         low = past if minimum is None else max(minimum, past)
         if maximum is None and below is None and high < low:
             high = low + 100  # bounded below only: the range starts there
     if below is not None:
-        before = below - (gap if _float_range(below) else 1)
+        before = _past(below, integer, up=False)
         high = before if maximum is None else min(maximum, before)
         if minimum is None and above is None and high < low:
             low = high - 100  # bounded above only: the range ends there
     if integer:
         low, high = math.ceil(low), math.floor(high)
+    elif high < low and (above is not None or below is not None):
+        # an open range narrower than the gaps (above 0, below 0.0005): its middle
+        least = max(v for v in (minimum, above) if v is not None) if (
+            minimum is not None or above is not None) else None  # fmt: skip
+        most = min(v for v in (maximum, below) if v is not None) if (
+            maximum is not None or below is not None) else None  # fmt: skip
+        if least is not None and most is not None and least < most:
+            low = high = least / 2 + most / 2
     if high < low:
         raise UnsatisfiableSchema(
             f"no answer can satisfy the JSON schema: no {'integer' if integer else 'number'} "
             f"is at least {shown(low)} and at most {shown(high)} (minimum above maximum)"
         )
     return low, high
+
+
+def rounded(value: float, low: float, high: float) -> float:
+    """``value`` to three places, as the makers give numbers, unless that leaves its range
+    (0.0005 between 0 and 0.001 would round to 0.001, which ``exclusiveMaximum`` refuses)."""
+    short = round(value, 3)
+    return short if low <= short <= high else value
+
+
+def _past(bound: Any, integer: bool, *, up: bool) -> Any:
+    """The first value the makers take beyond an exclusive bound: for an integer the next
+    whole number (above 1.5: 2), for a number 0.001 beyond it (1 past a float's range)."""
+    if integer:
+        return math.floor(bound) + 1 if up else math.ceil(bound) - 1
+    gap = 1e-3 if _float_range(bound) else 1
+    return bound + gap if up else bound - gap
+
+
+def uniform(rng: random.Random, low: float, high: float) -> float:
+    """``rng.uniform(low, high)``, one draw, also where ``high - low`` is past a float's range
+    (-1e308 to 1e308: uniform's ``low + (high - low) * r`` was infinite)."""
+    if math.isfinite(high - low):
+        return rng.uniform(low, high)
+    r = rng.random()
+    return low * (1 - r) + high * r
 
 
 def _float_range(value: Any) -> bool:

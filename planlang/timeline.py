@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.linear_regex import PatternError, fullmatch
+from runtime.linear_regex import MatchTooCostly, PatternError, fullmatch
 
 __all__ = ["Lane", "PhaseStats", "Timeline", "TimelineError", "build_timeline", "load_timeline"]
 
@@ -150,7 +150,7 @@ def _line_of(name: str, lines: dict[str, int]) -> int | None:
             try:
                 if fullmatch(pattern[3:], name):
                     return line
-            except PatternError:
+            except (PatternError, MatchTooCostly):  # a name too long for it: no line
                 continue
     return None
 

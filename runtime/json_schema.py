@@ -14,6 +14,7 @@ refused here, where the plan's line is still known. Everything else is ``jsonsch
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
@@ -32,7 +33,7 @@ from .linear_regex import PatternError, compiled, program_size
 from .schema_keywords import LINEAR_KEYWORDS
 
 __all__ = ["INSTRUCTIONS_MOST", "PATTERNS_MOST", "SCHEMA_MOST", "Validator", "check_schema",
-           "check_size", "schema_validator",
+           "check_size", "on_steps", "schema_validator",
            "watched_validator"]  # fmt: skip
 
 FORMAT_CHECKER = FormatChecker(list(Draft202012Validator.FORMAT_CHECKER.checkers))
@@ -364,7 +365,35 @@ def _evolving(cls: Any, tick: Callable[[], None] | None = None) -> Callable[...,
     return evolve
 
 
-_Linear.evolve = _evolving(_Linear)
+class _Steps(threading.local):
+    taken = 0  # subschemas entered on this thread since the hook was last called
+
+
+_STEPS = _Steps()
+_STEPS_A_LOOK = 1024
+_on_steps: Callable[[], None] | None = None
+
+
+def on_steps(hook: Callable[[], None] | None) -> None:
+    """Have ``hook()`` called every ``_STEPS_A_LOOK`` subschemas any validation on any thread
+    enters; it may raise to stop that validation. A schema of 30 ``$defs`` each naming the next
+    twice is 2**30 steps for any answer, and a check of a model's reply has no other end: the
+    embedder (planlang: its plan's deadline) says when it has run too long."""
+    global _on_steps
+    _on_steps = hook
+
+
+def _step() -> None:
+    steps = _STEPS
+    steps.taken += 1
+    if steps.taken >= _STEPS_A_LOOK:
+        steps.taken = 0
+        hook = _on_steps
+        if hook is not None:
+            hook()
+
+
+_Linear.evolve = _evolving(_Linear, _step)
 # No retrieval: jsonschema's default registry fetches a remote ``$ref`` with ``urlopen``.
 _LOCAL = referencing.Registry()
 

@@ -13,14 +13,17 @@ matches: such a pattern is a ``PatternError`` with why. As in ECMA-262, ``$`` en
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import re2
 
-__all__ = ["SEARCH_MOST", "MatchTooCostly", "PatternError", "compiled", "fullmatch", "program_size",
-           "search"]  # fmt: skip
+__all__ = ["SEARCH_MOST", "WATCHED_COST", "MatchTooCostly", "PatternError", "compiled", "fullmatch",
+           "program_size", "search", "watching"]  # fmt: skip
 
 # RE2 gives up on a pattern whose program would pass this (``a{1000}{1000}``, say): a
 # ``PatternError``. Its default is 8 MiB; each of the cached patterns below may hold it.
@@ -44,6 +47,29 @@ SEARCH_MOST = 250_000_000
 
 class MatchTooCostly(ValueError):
     """A search the pattern's program size times the text's length makes too costly to run."""
+
+
+# A search costlier than this (about 4 ms at RE2's slowest) is told to the thread's watcher
+# first: many searches each within SEARCH_MOST still add up (40 of a second each).
+WATCHED_COST = 1_000_000
+
+
+class _Watcher(threading.local):
+    told: Callable[[int], None] | None = None  # a class default: unset on a new thread
+
+
+_WATCHER = _Watcher()
+
+
+@contextlib.contextmanager
+def watching(told: Callable[[int], None]) -> Iterator[None]:
+    """Within: ``told(cost)`` before each search on this thread costlier than
+    ``WATCHED_COST`` (text length times program size); it may raise to stop the search."""
+    previous, _WATCHER.told = _WATCHER.told, told
+    try:
+        yield
+    finally:
+        _WATCHER.told = previous
 
 
 @functools.lru_cache(maxsize=256)
@@ -87,7 +113,12 @@ def program_size(pattern: str) -> int:
 
 def _bounded(pattern: str, text: str) -> Any:
     regex = compiled(pattern)
-    if len(text) * regex.programsize > SEARCH_MOST:
+    cost = len(text) * regex.programsize
+    if cost > WATCHED_COST:
+        told = _WATCHER.told
+        if told is not None:
+            told(cost)
+    if cost > SEARCH_MOST:
         raise MatchTooCostly(
             f"a text of {len(text):,} characters is too long to match against the pattern "
             f"{pattern[:80]!r} in time (its program has {regex.programsize:,} instructions; "

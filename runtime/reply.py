@@ -118,6 +118,8 @@ def parse_json_text(text: str) -> Any:
     except json.JSONDecodeError as exc:
         excerpt = text.strip()[:80]
         raise ValueError(f"The answer is not valid JSON ({exc.msg}): {excerpt!r}") from None
+    except RecursionError:  # the parser recurses: arrays or objects nested past the stack
+        raise ValueError("The answer nests too deeply to be read as JSON.") from None
 
 
 _ALL = tuple(f.name for f in dataclasses.fields(Reply))

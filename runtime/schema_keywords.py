@@ -13,6 +13,7 @@ them to a model.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -96,6 +97,26 @@ def _additional_properties(
 
 
 _JSONSCHEMAS_UNIQUE = Draft202012Validator.VALIDATORS["uniqueItems"]
+_JSONSCHEMAS_MULTIPLE = Draft202012Validator.VALIDATORS["multipleOf"]
+
+
+def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's ``multipleOf``, and its verdict where it raised: a float step beside an
+    int past a float's range (``10**400 / 0.5``: OverflowError before its own fallback), or an
+    answer of ``1e400`` (read as infinity) or NaN, which is a multiple of nothing."""
+    if not validator.is_type(instance, "number"):
+        return
+    try:
+        yield from _JSONSCHEMAS_MULTIPLE(validator, step, instance, schema)
+        return
+    except (OverflowError, ValueError):  # raised before it yields: nothing was said yet
+        pass
+    try:
+        failed = (Fraction(instance) / Fraction(step)).denominator != 1
+    except (OverflowError, ValueError, ZeroDivisionError):  # infinity, NaN
+        failed = True
+    if failed:
+        yield ValidationError(f"{instance!r} is not a multiple of {step}")
 
 
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -131,4 +152,5 @@ LINEAR_KEYWORDS = {
     "patternProperties": _pattern_properties,
     "additionalProperties": _additional_properties,
     "uniqueItems": _unique_items,
+    "multipleOf": _multiple_of,
 }

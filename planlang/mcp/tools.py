@@ -33,6 +33,7 @@ from planlang.mcp.config import McpConfigError, ServerConfig
 from planlang.mcp.connection import Connection
 from planlang.sandbox.wall import HostObject
 from planlang.standin import UnsatisfiableSchema, value_for
+from planlang.standin_size import OutOfTime
 from runtime import Run
 from runtime.errors import ToolError
 from runtime.json_schema import Validator, check_schema, schema_validator
@@ -247,6 +248,9 @@ def _word(tool: Tool, run: Run, connection: Connection) -> Callable[..., Any]:
                 return value_for(tool.output_schema or {"type": "string", "maxLength": 40}, rng)
             except UnsatisfiableSchema as error:
                 raise ToolError(f"the stand-in cannot answer {spec.name}: {error}") from None
+            except OutOfTime:
+                raise ToolError(f"the stand-in stopped making the answer of {spec.name} at the "
+                                "plan's time limit") from None  # fmt: skip
 
         value = door.call(spec, arguments, send=send, standin=standin)
         if outputs is not None:

@@ -149,6 +149,13 @@ def current_meter() -> Meter | None:
     return _running.meter
 
 
+def set_current_meter(meter: Meter | None) -> Meter | None:
+    """Make ``meter`` this thread's ``current_meter()`` (a thread that runs work of that plan's,
+    such as a thunk); the one it replaces is returned, to be set back."""
+    previous, _running.meter = _running.meter, meter
+    return previous
+
+
 class Sandbox:
     """Runs checked plans with host words and values supplied by the embedder.
 

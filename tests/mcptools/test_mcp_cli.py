@@ -35,7 +35,11 @@ result = {"meaning": meaning, "words": counts["words"]}
 
 
 def first_run_id(folder: Path) -> str:
-    return sorted((folder / ".planlang" / "runs").iterdir())[0].name
+    """The run started first, as ``planlang runs`` orders them: ids hold their second only,
+    so runs of one second sorted by id were in the order of their random part."""
+    from planlang.run_records import list_runs
+
+    return str(list_runs(folder / ".planlang" / "runs")[0]["id"])
 
 
 def write_plan(folder: Path, source: str) -> None:

@@ -105,7 +105,9 @@ def test_a_real_replys_schema_check_ends_with_the_plans_time_limit(mode: str) ->
         timeout=100.0,
         mode=mode,
     )
-    assert got["took"] < 2 + 13, f"the run took {got['took']:.1f} s for a plan of 2 s: {got['said']}"
+    assert got["took"] < 2 + 13, (
+        f"the run took {got['took']:.1f} s for a plan of 2 s: {got['said']}"
+    )
     assert got["cpu_after"] < 1.5, f"the host spent {got['cpu_after']:.1f} s of CPU after the run"
 
 
