@@ -86,11 +86,20 @@ def test_a_deadline_passed_stops_a_large_build_and_check() -> None:
 
 
 def test_a_small_answer_is_made_whatever_the_deadline() -> None:
-    """The clock is read every thousand steps: a small answer never looks at it."""
+    """The clock is read every thousand steps of a build: a small answer of a schema the maker
+    honours exactly (no validation, so no try to start) never looks at it. A schema that is
+    validated reads it before each try (the next test's)."""
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
     assert value_for(schema, random.Random(1), deadline=time.monotonic() - 1) == value_for(
         schema, random.Random(1)
     )
+
+
+def test_a_validated_schema_starts_no_try_past_the_deadline() -> None:
+    schema = {"type": "string", "pattern": "^a"}  # validated: pattern is not exact
+    with pytest.raises(OutOfTime):
+        value_for(schema, random.Random(1), deadline=time.monotonic() - 1)
+    assert value_for(schema, random.Random(1)).startswith("a")
 
 
 def test_the_stand_in_reads_its_plans_deadline_from_the_meter() -> None:
