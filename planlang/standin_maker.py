@@ -181,6 +181,8 @@ class Maker:
             value = (value // step) * step
             if value < low:
                 value += step
+        elif type(step) is float and step > 0 and _float_range(value):
+            return _whole_multiple(value, step, low, high)
         return value
 
     def _number(self, schema: dict[str, Any], depth: int) -> float | int:
@@ -266,6 +268,23 @@ def bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
             f"is at least {shown(low)} and at most {shown(high)} (minimum above maximum)"
         )
     return low, high
+
+
+def _whole_multiple(near: int, step: float, low: int, high: int) -> int:
+    """An integer within bounds that jsonschema calls a multiple of the float ``step`` (its
+    quotient a whole float: 5 of 2.5, 1 of 0.1), the first such from ``near`` up, then down;
+    ``near`` itself when none is close (the validator then says so)."""
+    quotient = near / step
+    if not math.isfinite(quotient):  # a step of 1e-300: no whole multiple near in a float
+        return near
+    start = round(quotient)
+    for k in (*range(start, start + 64), *range(start - 1, start - 64, -1)):
+        value = k * step
+        if value.is_integer() and low <= value <= high:
+            whole = int(value)
+            if (whole / step).is_integer():
+                return whole
+    return near
 
 
 def rounded(value: float, low: float, high: float) -> float:

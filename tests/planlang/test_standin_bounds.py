@@ -132,3 +132,10 @@ def test_tries_that_together_pass_the_bound_say_so_not_that_one_answer_does() ->
     with pytest.raises(UnsatisfiableSchema, match=r"'pattern' at schema path pattern\), and its "
                        r"2 tries together passed 1,000,000"):  # fmt: skip
         value_for(schema, random.Random(0))
+
+
+@pytest.mark.parametrize("step", [2.5, 0.1, 0.3, 7.25, 1e-300])
+def test_an_integer_with_a_float_multiple_of_is_answered(step: float) -> None:
+    """jsonschema calls an integer a multiple of a float step when its quotient is a whole
+    float (5 of 2.5, 1 of 0.1): the stand-in finds one near its draw."""
+    _answers({"type": "integer", "multipleOf": step})
