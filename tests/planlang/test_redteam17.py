@@ -6,36 +6,21 @@ subprocess that is killed at its timeout.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from host_process import python_json
 
 ROOT = Path(__file__).resolve().parents[2]
 HANG_GUARD = 120.0
 
 
 def _python(code: str, timeout: float = HANG_GUARD, mode: str = "process") -> dict:
-    """Run ``code`` in a fresh interpreter of this worktree, in a session of its own (killed
-    whole at ``timeout``, its fork servers too); its last stdout line is JSON."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANLANG_ISOLATION": mode}
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
-                             start_new_session=True)  # fmt: skip
-    try:
-        out, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        raise AssertionError(f"the host did not finish within {timeout:.0f} s") from None
-    lines = out.strip().splitlines()
-    assert lines, f"no output (exit {child.returncode}): {err[-2000:]}"
-    return json.loads(lines[-1])
+    return python_json(code, timeout, mode)  # type: ignore[no-any-return]
 
 
 # -- 1. the stand-in's least-answer bound, around it -------------------------------------------

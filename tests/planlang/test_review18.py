@@ -4,21 +4,13 @@
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import signal
-import subprocess
-import sys
-import textwrap
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import jsonschema
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from host_process import python_json
 
 # least answer 999,000 items (within ANSWER_MOST); the maker never meets ``contains``, so every
 # try is built and checked in full (the red team 17 case the deadline was added for)
@@ -27,19 +19,7 @@ _CONTAINS = {"type": "array", "minItems": 999000, "maxItems": 999000,
 
 
 def _python(code: str, timeout: float, mode: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANLANG_ISOLATION": mode}
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
-                             start_new_session=True)  # fmt: skip
-    try:
-        out, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        raise AssertionError(f"the host did not finish within {timeout:.0f} s") from None
-    lines = out.strip().splitlines()
-    assert lines, f"no output (exit {child.returncode}): {err[-2000:]}"
-    return json.loads(lines[-1])
+    return python_json(code, timeout, mode)  # type: ignore[no-any-return]
 
 
 def test_a_parallel_thunks_stand_in_answer_stops_at_the_plans_deadline_in_one_process() -> None:
