@@ -182,7 +182,11 @@ def test_the_scratch_directory_holds_a_bounded_number_of_files(pools: dict[str, 
     )
     made, scratch = run_probe(pool, probe.replace("__N__", str(2 * SCRATCH_FILES)))
     assert 0 < made < SCRATCH_FILES, made
-    assert not os.path.exists(scratch) or os.listdir(scratch) == []
+    try:  # the worker removes its scratch directory when it is recycled: gone is fine too
+        left = os.listdir(scratch)
+    except FileNotFoundError:
+        left = []
+    assert left == [], left
 
 
 def test_the_child_still_sets_its_own_limits_and_niceness(pools: dict[str, Pool]) -> None:
