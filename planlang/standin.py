@@ -176,9 +176,9 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
         if not errors:
             return value
         last = [_where(e) for e in errors]
-    raise UnsatisfiableSchema(
-        "no answer can satisfy the JSON schema (the stand-in tried "
-        f"{_TRIES} times): {'; '.join(last)}"
+    raise UnsatisfiableSchema(  # not proved unsatisfiable: the stand-in's tries all failed
+        f"the stand-in made no answer that satisfies the JSON schema in {_TRIES} tries: "
+        f"{'; '.join(last)}"
     )
 
 

@@ -13,6 +13,7 @@ import random
 import string
 from typing import Any
 
+from planlang.standin_pattern import pattern_candidates
 from planlang.standin_size import AnswerTooLarge, fits, guess_kind, resolve_ref, spend, tick
 from runtime.linear_regex import MatchTooCostly, search
 from runtime.schema_keywords import json_key
@@ -157,7 +158,8 @@ class Maker:
         high = schema.get("maxLength", max(low, 24))
         _ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
         if "pattern" in schema:
-            for candidate in _pattern_candidates(self.rng, low, high):
+            made = pattern_candidates(schema["pattern"], self.rng, low, schema.get("maxLength"))
+            for candidate in (*made, *_pattern_candidates(self.rng, low, high)):
                 try:
                     if search(schema["pattern"], candidate):
                         return candidate
