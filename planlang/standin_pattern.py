@@ -10,6 +10,7 @@ than RE2 (or one it cannot read: ``\\p{L}``) only costs a candidate, never a wro
 
 from __future__ import annotations
 
+import importlib
 import random
 import re
 import string
@@ -19,12 +20,9 @@ from typing import Any
 
 from planlang.standin_size import tick
 
-try:  # Python 3.11+
-    from re import _constants as _c
-    from re import _parser as _parser
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _parser  # type: ignore[no-redef]
+# the parser ``re`` itself uses (3.11+); typeshed has no stubs for these private modules
+_c: Any = importlib.import_module("re._constants")
+_parser: Any = importlib.import_module("re._parser")
 
 __all__ = ["pattern_candidates"]
 
@@ -112,7 +110,7 @@ class _Walk:
             if op is _c.LITERAL:
                 self.put(chr(arg))
             elif op is _c.NOT_LITERAL:
-                self.put(self._draw(lambda ch, no=chr(arg): ch != no))
+                self.put(self._draw(lambda ch, no=arg: ord(ch) != no))
             elif op is _c.ANY:
                 self.put(self.rng.choice(string.ascii_letters))
             elif op is _c.IN:

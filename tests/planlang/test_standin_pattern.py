@@ -95,8 +95,9 @@ def test_a_pattern_built_to_cost_ends_quickly(pattern: str) -> None:
 # is satisfiable, so the stand-in must answer each.
 _ATOM = st.one_of(
     st.sampled_from(list("abcXYZ019-_ ")).map(re.escape),
-    st.sampled_from([r"\d", r"\w", r"\s", r"\S", r"\D", r".", "[a-f]", "[^a-z]", "[A-Z0-9_]",
-                     "[.]", r"[\d.]"]),  # fmt: skip
+    st.sampled_from(
+        [r"\d", r"\w", r"\s", r"\S", r"\D", r".", "[a-f]", "[^a-z]", "[A-Z0-9_]", "[.]", r"[\d.]"]
+    ),  # fmt: skip
 )
 
 
