@@ -26,6 +26,11 @@ _LIVE = (
     "SELECT coalesce(sum(units), 0) FROM planlang_reservations "
     "WHERE budget = %s AND expires > now()"
 )
+_RENEW = (
+    "UPDATE planlang_reservations SET expires = now() + %s * interval '1 second' "
+    "WHERE holder = %s AND expires > now()"
+)
+_READ = f"SELECT cap, spent, ({_LIVE}) FROM planlang_budgets WHERE name = %s"
 _SETTLE = (
     "WITH gone AS (DELETE FROM planlang_reservations WHERE id = %s) "
     "UPDATE planlang_budgets SET spent = spent + %s WHERE name = %s"
@@ -71,17 +76,17 @@ class SharedBudget(Budget):
         with self._lock:
             if not self._open:
                 return
-        with self.server.connection() as conn:
-            conn.execute("UPDATE planlang_reservations SET expires = now() + %s * interval "
-                         "'1 second' WHERE holder = %s", (lease, holder))  # fmt: skip
+        with self.server.connection() as conn:  # a lapsed reservation stays lapsed: its room
+            conn.execute(_RENEW, (lease, holder))  # may have gone to another runner since
 
     def _row(self) -> tuple[int | None, int, int]:
+        """Cap, spent and live reservations in one statement: one snapshot of the server, so a
+        raise and a reservation committed meanwhile are seen both or neither (autocommit gives
+        each statement its own snapshot)."""
         with self.server.connection() as conn:
-            row = conn.execute("SELECT cap, spent FROM planlang_budgets WHERE name = %s",
-                               (self.name,)).fetchone()  # fmt: skip
-            (reserved,) = conn.execute(_LIVE, (self.name,)).fetchone() or (0,)
+            row = conn.execute(_READ, (self.name, self.name)).fetchone()
         assert row is not None, f"the budget {self.name!r} vanished from {self.server.name}"
-        return row[0], int(row[1]), int(reserved)
+        return row[0], int(row[1]), int(row[2])
 
     @property
     def cap(self) -> float | None:

@@ -120,6 +120,48 @@ def test_a_raise_anywhere_wakes_a_runner_waiting_elsewhere(pg_url: str) -> None:
     there.close()
 
 
+def test_a_snapshot_is_one_moment_even_when_the_cap_moves_between_its_reads(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A raise and a new reservation committed while a snapshot is read never show a team past
+    its cap: (spent 3.0, reserved 0.01, cap 3.0) was seen in CI (four runners sharing one cap),
+    from a snapshot that read the budget's row and its reservations in two statements."""
+    from contextlib import contextmanager
+
+    from runtime.shared_budget import SharedBudget
+
+    reader, other = SharedBudget(pg_url, "team", cap=3.0), SharedBudget(pg_url, "team")
+    other.settle(other.admit(3.0), 3.0)
+    real = reader.server.connection
+    moved: list[bool] = []
+
+    class Interleaved:  # another runner raises the cap and reserves after the first statement
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+        def execute(self, *args: Any, **kwargs: Any) -> Any:
+            result = self.conn.execute(*args, **kwargs)
+            if not moved:
+                moved.append(True)
+                other.raise_to(100.0)
+                other.admit(0.01)
+            return result
+
+    @contextmanager
+    def connection() -> Any:
+        with real() as conn:
+            yield Interleaved(conn)
+
+    monkeypatch.setattr(reader.server, "connection", connection)
+    spent, reserved, cap = reader.snapshot()
+    assert moved and cap is not None and spent + reserved <= cap
+    assert (spent, reserved, cap) in {(3.0, 0.0, 3.0), (3.0, 0.01, 100.0)}
+    monkeypatch.undo()
+    assert reader.snapshot() == (3.0, 0.01, 100.0)
+    reader.close()
+    other.close()
+
+
 def test_a_dead_runners_reservation_stops_counting_after_its_lease(pg_url: str) -> None:
     from runtime.shared_budget import SharedBudget
 
@@ -131,6 +173,24 @@ def test_a_dead_runners_reservation_stops_counting_after_its_lease(pg_url: str) 
     assert alive.snapshot() == (0.0, 1.0, 1.0)
     alive.close()
     dead.server.close()
+
+
+def test_a_late_heartbeat_does_not_bring_back_a_lapsed_reservation(pg_url: str) -> None:
+    """A runner stalled past its lease (a stopped process, a paused machine) whose heartbeat
+    then beats again must not revive a reservation whose room another runner was given: the
+    team would hold more reserved than its cap."""
+    from runtime.shared_budget import SharedBudget
+
+    stalled = SharedBudget(pg_url, "team", cap=1.0, lease=0.5)
+    stalled.admit(1.0)
+    stalled._beat.close()  # it stops beating ...
+    alive = SharedBudget(pg_url, "team", lease=5.0)
+    assert alive.admit(1.0).amount == 1.0  # ... its lease runs out, the room goes to another
+    stalled._renew(stalled._beat.holder, 5.0)  # ... and then it beats once more
+    spent, reserved, cap = alive.snapshot()
+    assert (spent, reserved, cap) == (0.0, 1.0, 1.0)
+    alive.close()
+    stalled.server.close()
 
 
 def test_the_schema_is_made_once_by_runners_starting_together(pg_url: str) -> None:
