@@ -199,6 +199,7 @@ _EXACT_KEYWORDS = frozenset({
     "additionalProperties", "default", "examples", "$schema", "$id",
     "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
 })  # fmt: skip
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id"})
 # Which bound keywords belong to which type ("minimum" on a number is not exact: rounding).
 _SIZE = {"array": "Items", "string": "Length", "integer": "imum", None: "-", "object": "-",
          "boolean": "-", "null": "-", "number": "-"}  # fmt: skip
@@ -229,6 +230,8 @@ def _exact(schema_json: str) -> bool:
             return False
         if kinds is None and not ({"enum", "const"} & set(node)):
             return False
+        if {"enum", "const"} & set(node) and set(node) - _ANNOTATIONS - {"enum", "const"}:
+            return False  # the maker picks a listed value as is: a type or bound may refuse it
         suffix = _SIZE[kinds]
         low = node.get(f"min{suffix}", 0)
         high = node.get(f"max{suffix}", max(low, 0))

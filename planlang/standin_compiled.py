@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from planlang.standin_maker import rounded, uniform
+from planlang.standin_maker import listed, rounded, uniform
 from planlang.standin_size import AnswerTooLarge, fits, spend, tick_chunk
 from runtime.canonical import same_as_dumps
 
@@ -244,6 +244,7 @@ class _Compiler:
             enum = schema["enum"]
             if type(enum) is not list or not all(_scalar(v) for v in enum):
                 raise _Refused
+            enum = listed(schema)  # what the node's other keywords allow, as the maker draws
             if not enum:
                 return _none
             return lambda rng: rng.choice(enum)

@@ -8,13 +8,16 @@ no answer fits).
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import string
+from functools import lru_cache
 from typing import Any
 
 from planlang.standin_pattern import pattern_candidates
 from planlang.standin_size import AnswerTooLarge, fits, guess_kind, resolve_ref, spend, tick
+from runtime.json_schema import schema_validator
 from runtime.linear_regex import MatchTooCostly, search
 from runtime.schema_keywords import json_key
 
@@ -40,6 +43,42 @@ class UnsatisfiableSchema(ValueError):
     """No value the stand-in can make satisfies this schema (or the schema is invalid)."""
 
 
+_ANNOTATIONS = frozenset({"enum", "title", "description", "default", "examples", "$schema",
+                          "$id", "$comment"})  # fmt: skip
+
+
+def listed(schema: dict[str, Any]) -> list[Any]:
+    """The values of a schema's ``enum`` its other keywords allow (``{"type": "string",
+    "enum": [1, "b"]}``: ``["b"]``), so a draw never picks one the check refuses; the whole
+    list when none is allowed (the check then says why) or when the rest refers elsewhere."""
+    enum = schema["enum"]
+    if not isinstance(enum, list) or not enum or _ANNOTATIONS.issuperset(schema):
+        return enum
+    rest = {key: value for key, value in schema.items() if key not in _ANNOTATIONS}
+    try:
+        text = json.dumps(rest, sort_keys=True)
+    except (TypeError, ValueError):
+        return enum
+    if '"$ref"' in text or '"$dynamicRef"' in text:
+        return enum  # a reference resolves against the whole schema, not this node
+    allowed = _allows(text)
+    kept = [value for value in enum if allowed(value)]
+    return kept or enum
+
+
+@lru_cache(maxsize=256)
+def _allows(text: str) -> Any:
+    check = schema_validator(json.loads(text))
+
+    def allowed(value: Any) -> bool:
+        try:
+            return bool(check.is_valid(value))
+        except Exception:  # noqa: BLE001 - a value the check cannot judge is not dropped
+            return True
+
+    return allowed
+
+
 class Maker:
     """Builds candidate values from the keywords of a schema; the validator has the last word."""
 
@@ -56,12 +95,13 @@ class Maker:
             return self.rng.choice(WORDS)
         if schema is False or not isinstance(schema, dict) or depth > 12:
             return None
-        if "$ref" in schema:
-            return self.make(self.resolve(schema["$ref"]), depth + 1)
-        if "const" in schema:
+        if "const" in schema:  # before "$ref": a listed value is the answer, the check the rest
             return schema["const"]
         if "enum" in schema:
-            return self.rng.choice(schema["enum"]) if schema["enum"] else None
+            enum = listed(schema)
+            return self.rng.choice(enum) if enum else None
+        if "$ref" in schema:
+            return self.make(self.resolve(schema["$ref"]), depth + 1)
         for key in ("oneOf", "anyOf"):
             if key in schema and schema[key]:
                 return self.make(self.rng.choice(self._fitting(schema[key])), depth + 1)
