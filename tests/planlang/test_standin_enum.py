@@ -41,8 +41,11 @@ def test_a_listed_value_the_schema_refuses_is_never_answered(schema: dict[str, A
 def test_only_the_listed_values_the_other_keywords_allow_are_drawn() -> None:
     schema = {"type": "string", "enum": [1, "b", 2, 3, 4, 5, 6, 7, 8]}
     assert {_answer(schema, seed) for seed in range(60)} == {"b"}
-    bounded = {"type": "object", "required": ["k"],
-               "properties": {"k": {"type": "integer", "minimum": 5, "enum": [1, 2, 3, 9, 12]}}}
+    bounded = {
+        "type": "object",
+        "required": ["k"],
+        "properties": {"k": {"type": "integer", "minimum": 5, "enum": [1, 2, 3, 9, 12]}},
+    }
     assert {_answer(bounded, seed)["k"] for seed in range(60)} == {9, 12}  # fmt: skip
 
 
