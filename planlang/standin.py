@@ -20,7 +20,7 @@ from jsonschema.exceptions import SchemaError
 
 from planlang.sandbox.inprocess import current_meter
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
-from planlang.standin_maker import WORDS, Maker, UnsatisfiableSchema, bounds
+from planlang.standin_maker import DEEPEST, WORDS, Maker, UnsatisfiableSchema, bounds
 from planlang.standin_size import (
     ANSWER_MOST,
     AnswerTooLarge,
@@ -209,9 +209,11 @@ _SIZE = {"array": "Items", "string": "Length", "integer": "imum", None: "-", "ob
 def _exact(schema_json: str) -> bool:
     """True when every keyword in the schema is one the maker honours by construction."""
 
-    def walk(node: Any) -> bool:
+    def walk(node: Any, depth: int = 0) -> bool:
         if isinstance(node, bool):
             return True
+        if depth > DEEPEST:
+            return False  # the maker answers None down there: its check must say so
         if not isinstance(node, dict) or not set(node) <= _EXACT_KEYWORDS:
             return False
         if node.get("additionalProperties") is False and "properties" not in node:
@@ -244,7 +246,7 @@ def _exact(schema_json: str) -> bool:
         children = list(node.get("properties", {}).values())
         if isinstance(node.get("items"), dict):
             children.append(node["items"])
-        return all(walk(child) for child in children)
+        return all(walk(child, depth + 1) for child in children)
 
     return walk(json.loads(schema_json))
 

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from planlang.standin_maker import listed, rounded, uniform
+from planlang.standin_maker import SOFT, listed, rounded, uniform
 from planlang.standin_size import AnswerTooLarge, fits, spend, tick_chunk
 from runtime.canonical import same_as_dumps
 
@@ -52,7 +52,7 @@ _MESSAGE_KEYS = {"content", "role"}
 _FORMAT_KEYS = {"type", "json_schema"}
 _INNER_KEYS = {"name", "schema"}
 
-_MAX_DEPTH = 12  # the maker's: deeper nodes answer None
+_MAX_DEPTH = SOFT  # deeper schemas go to the maker, which makes the least down there
 _CHUNK = 4096  # items of an array built between looks at the plan's clock
 _REFUSED = frozenset({
     "$ref", "oneOf", "anyOf", "allOf", "prefixItems", "uniqueItems", "format", "pattern",
@@ -231,7 +231,9 @@ class _Compiler:
         if schema is True or schema == {}:
             words = self.words
             return lambda rng: rng.choice(words)
-        if schema is False or not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        if depth >= _MAX_DEPTH:
+            raise _Refused
+        if schema is False or not isinstance(schema, dict):
             return _none
         if not _REFUSED.isdisjoint(schema):
             raise _Refused

@@ -43,6 +43,8 @@ class UnsatisfiableSchema(ValueError):
     """No value the stand-in can make satisfies this schema (or the schema is invalid)."""
 
 
+SOFT = 8  # levels (of data, $refs and choices) past which the maker makes the least it may
+DEEPEST = 64  # levels past which a node answers None (its check then refuses it, saying where)
 _ANNOTATIONS = frozenset({"enum", "title", "description", "default", "examples", "$schema",
                           "$id", "$comment"})  # fmt: skip
 
@@ -93,7 +95,7 @@ class Maker:
         tick()  # a build of many nodes stops when its plan's time is up
         if schema is True or schema == {}:
             return self.rng.choice(WORDS)
-        if schema is False or not isinstance(schema, dict) or depth > 12:
+        if schema is False or not isinstance(schema, dict) or depth > DEEPEST:
             return None
         if "const" in schema:  # before "$ref": a listed value is the answer, the check the rest
             return schema["const"]
@@ -160,7 +162,10 @@ class Maker:
         props: dict[str, Any] = schema.get("properties", {})
         required = list(dict.fromkeys(schema.get("required", [])))
         optional = [k for k in props if k not in required]
-        chosen = required + [k for k in optional if self.rng.random() < 0.5]
+        if depth >= SOFT:  # deep down (a tree's $ref): the least, so a recursion ends
+            chosen = required
+        else:
+            chosen = required + [k for k in optional if self.rng.random() < 0.5]
         spend(len(chosen))
         return {k: self.make(props.get(k, {}), depth + 1) for k in chosen}
 
@@ -169,7 +174,7 @@ class Maker:
         low = max(schema.get("minItems", 0), len(prefix))
         high = schema.get("maxItems", low + self.extra)
         _ordered(low, high, "minItems", "maxItems")
-        n = self.rng.randint(low, max(low, min(high, low + self.extra)))
+        n = low if depth >= SOFT else self.rng.randint(low, max(low, min(high, low + self.extra)))
         spend(n)
         items = [self.make(p, depth + 1) for p in prefix]
         item_schema = schema.get("items", {})
