@@ -69,13 +69,34 @@ def test_a_pattern_inside_a_plans_worker_schema_is_priced() -> None:
 
 
 def test_a_pattern_the_stand_in_cannot_build_says_the_stand_in_failed_not_the_schema() -> None:
-    """``\\p{L}`` is RE2's (Python's parser has none): satisfiable, but the stand-in's few
-    guesses for it all miss under a length it also asks; it must not call it unsatisfiable."""
-    schema = {"type": "string", "pattern": r"^\p{Lu}{3}\d$"}
+    """``\\p{Greek}`` is RE2's (Python's parser has none, the stand-in reads no script):
+    satisfiable, but the stand-in's few guesses all miss; it must not call it unsatisfiable."""
+    schema = {"type": "string", "pattern": r"^\p{Greek}{3}\d$"}
     with pytest.raises(UnsatisfiableSchema) as error:
         value_for(schema, random.Random(1))
     assert "the stand-in made no answer" in str(error.value)
     assert "no answer can satisfy" not in str(error.value)
+
+
+RE2_SYNTAX = [  # RE2's and ECMA-262's, which Python's parser does not read as they stand
+    r"^\p{Lu}\p{Ll}{2,5}$",
+    r"^[\p{L}\d_]{3,10}$",
+    r"^\pL\pN{2}$",
+    r"^(?i)[a-f0-9]{8}$",
+    r"^id-(?i)[a-z]{3}$",
+    r"^(?i:ab)c(?-i)d$",
+    r"^[[:upper:]]{2}-[[:digit:]]{3}$",
+    r"^(?<year>\d{4})-(?<month>0[1-9]|1[0-2])$",
+    r"^\QA.B\E[0-9]+$",
+    r"^v\d+\.\d+\z",
+]
+
+
+@pytest.mark.parametrize("pattern", RE2_SYNTAX)
+def test_a_pattern_in_re2_syntax_gets_an_answer_it_matches(pattern: str) -> None:
+    for seed in range(5):
+        value = value_for({"type": "string", "pattern": pattern}, random.Random(seed))
+        assert isinstance(value, str) and search(pattern, value), (pattern, value)
 
 
 @pytest.mark.parametrize(
