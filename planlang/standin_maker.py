@@ -12,6 +12,7 @@ import json
 import math
 import random
 import string
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -223,6 +224,8 @@ class Maker:
     def _integer(self, schema: dict[str, Any], depth: int) -> int:
         low, high = bounds(schema, integer=True)
         step = schema.get("multipleOf", 1)
+        if not (_float_range(low) and _float_range(high)):
+            return self._whole_between(low, high, schema.get("multipleOf"), schema)
         value = self.rng.randint(low, high)
         if isinstance(step, int) and step > 1:
             value = (value // step) * step
@@ -236,12 +239,12 @@ class Maker:
         low, high = bounds(schema, integer=False)
         step = schema.get("multipleOf")
         if not (_float_range(low) and _float_range(high)):  # an integer is a number too
-            return self._whole_between(math.ceil(low), math.floor(high), step)
+            return self._whole_between(math.ceil(low), math.floor(high), step, schema)
         if isinstance(step, int | float) and step > 0:
             try:
                 first, last = low / step, high / step
             except OverflowError:  # ints whose quotient is past a float's range
-                return self._whole_between(math.ceil(low), math.floor(high), step)
+                return self._whole_between(math.ceil(low), math.floor(high), step, schema)
             if math.isfinite(first) and math.isfinite(last):
                 k = self.rng.randint(math.ceil(first), max(math.ceil(first), math.floor(last)))
                 return k * step
@@ -253,14 +256,22 @@ class Maker:
             )
         return rounded(uniform(self.rng, low, high), low, high)
 
-    def _whole_between(self, low: int, high: int, step: Any) -> int:
-        """A number between bounds past a float's range: an integer, a multiple of an integer
-        ``multipleOf`` (a float one beside such bounds is past what the stand-in finds)."""
-        if step is None or (type(step) is int and step > 0):
-            step = step or 1
-            first, last = -(-low // step), high // step
+    def _whole_between(self, low: int, high: int, step: Any, schema: dict[str, Any]) -> int:
+        """A number between bounds past a float's range: an integer, a multiple of
+        ``multipleOf``. A float step is an exact fraction p/q, whose integer multiples are the
+        multiples of p; a side the schema leaves open reaches the first of them."""
+        whole = step
+        if type(step) is float and math.isfinite(step) and step > 0:
+            whole = Fraction(step).numerator
+        if whole is None or (type(whole) is int and whole > 0):
+            whole = whole or 1
+            first, last = -(-low // whole), high // whole
+            if first > last and not _BELOW.intersection(schema):
+                last = first  # no upper bound: the first multiple past the lower
+            elif first > last and not _ABOVE.intersection(schema):
+                first = last
             if first <= last:
-                return self.rng.randint(first, last) * step
+                return self.rng.randint(first, last) * whole
         raise UnsatisfiableSchema(
             f"the stand-in finds no number between {shown(low)} and {shown(high)}"
             + (f" that is a multiple of {shown(step)} (multipleOf)" if step is not None else "")
@@ -365,6 +376,8 @@ def _float_range(value: Any) -> bool:
 
 
 _FLOAT_MOST = 2**1023  # ints at or past it do not all convert to a float
+_BELOW = frozenset({"maximum", "exclusiveMaximum"})  # the keywords that bound a number above
+_ABOVE = frozenset({"minimum", "exclusiveMinimum"})
 
 
 def shown(value: Any) -> str:

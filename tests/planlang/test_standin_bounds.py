@@ -139,3 +139,30 @@ def test_an_integer_with_a_float_multiple_of_is_answered(step: float) -> None:
     """jsonschema calls an integer a multiple of a float step when its quotient is a whole
     float (5 of 2.5, 1 of 0.1): the stand-in finds one near its draw."""
     _answers({"type": "integer", "multipleOf": step})
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "number", "minimum": 10**400, "multipleOf": 0.5},
+    {"type": "number", "minimum": 10**400, "multipleOf": 0.1},
+    {"type": "number", "maximum": -(10**400), "multipleOf": 0.25},
+    {"type": "integer", "minimum": 10**400, "multipleOf": 0.5},
+    {"type": "integer", "exclusiveMinimum": 10**400, "multipleOf": 7.0},
+    {"type": "integer", "minimum": 10**400, "maximum": 10**400 + 10, "multipleOf": 2.5},
+])  # fmt: skip
+def test_a_bound_past_a_floats_range_with_a_float_multiple_of_is_answered(
+    schema: dict[str, Any],
+) -> None:
+    """A float step is an exact fraction p/q (0.5 is 1/2, 0.1 is 3602879701896397/2**55); the
+    integers among its multiples are the multiples of p, and 10**400 (or the first multiple
+    of p past it, when no bound above is set) is one. It was refused: "finds no number between
+    about 10**400 and about 10**400 that is a multiple of 0.5"."""
+    validator = schema_validator(schema)
+    for seed in range(3):
+        value = value_for(schema, random.Random(seed))
+        assert type(value) is int and validator.is_valid(value), (schema, seed)
+
+
+def test_a_range_past_a_floats_range_with_no_multiple_in_it_is_still_refused() -> None:
+    schema = {"type": "integer", "minimum": 10**400, "maximum": 10**400 + 1, "multipleOf": 0.1}
+    with pytest.raises(UnsatisfiableSchema, match=r"multiple of 0\.1 \(multipleOf\)"):
+        value_for(schema, random.Random(0))
