@@ -20,11 +20,13 @@ from jsonschema.exceptions import SchemaError
 
 from planlang.sandbox.inprocess import current_meter
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
-from planlang.standin_maker import DEEPEST, WORDS, Maker, UnsatisfiableSchema, bounds
+from planlang.standin_maker import DEEPEST, WORDS, Maker
+from planlang.standin_numbers import bounds
 from planlang.standin_size import (
     ANSWER_MOST,
     AnswerTooLarge,
     OutOfTime,
+    UnsatisfiableSchema,
     budget,
     least_size,
     tick,

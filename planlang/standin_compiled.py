@@ -27,7 +27,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from planlang.standin_maker import SOFT, listed, rounded, uniform
+from planlang.standin_maker import SOFT, listed
+from planlang.standin_numbers import rounded, uniform
 from planlang.standin_size import AnswerTooLarge, fits, spend, tick_chunk
 from runtime.canonical import same_as_dumps
 

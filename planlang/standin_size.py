@@ -13,14 +13,18 @@ from typing import Any
 
 from runtime.linear_regex import watching
 
-__all__ = ["ANSWER_MOST", "AnswerTooLarge", "OutOfTime", "budget", "fits", "guess_kind",
-           "least_size", "resolve_ref", "spend", "tick", "tick_chunk"]  # fmt: skip
+__all__ = ["ANSWER_MOST", "AnswerTooLarge", "OutOfTime", "UnsatisfiableSchema", "budget", "fits",
+           "guess_kind", "least_size", "resolve_ref", "spend", "tick", "tick_chunk"]  # fmt: skip
 
 # The most items and characters an answer of the stand-in's may need at least: a model's reply
 # is bounded by its tokens, and the stand-in builds its answer, its text and its parse in the
 # host, whatever the plan's limits (three nested minItems of 300 made the host grow by 560
 # MB for a plan of memory_mb=256; REDTEAM14).
 ANSWER_MOST = 1_000_000
+
+
+class UnsatisfiableSchema(ValueError):
+    """No value the stand-in can make satisfies this schema (or the schema is invalid)."""
 
 
 class AnswerTooLarge(Exception):
