@@ -70,6 +70,11 @@ class HTTPClient:
     def _redact(self, text: str) -> str:
         return text.replace(self._key, "<redacted>") if self._key else text
 
+    def _excerpt(self, text: str, most: int) -> str:
+        """The first ``most`` characters of a body, redacted before the cut: a key that
+        straddles it is found whole (cut first, its first characters were quoted)."""
+        return self._redact(text[: most + len(self._key or "")])[:most]
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         backoff = random.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))
         return max(backoff, retry_after) if retry_after is not None else backoff
@@ -142,7 +147,7 @@ class HTTPClient:
                 retryable=True,
             ) from None
         if response.status_code != 200:
-            excerpt = self._redact(response.text[:200])
+            excerpt = self._excerpt(response.text, 200)
             raise ClientError(
                 f"The server at {self.url} answered HTTP {response.status_code}: {excerpt!r}",
                 status=response.status_code,
@@ -167,7 +172,7 @@ class HTTPClient:
             cost = usage.get("cost")
             credits = float(cost) if cost is not None else None
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            excerpt = self._redact(response.text[:120])
+            excerpt = self._excerpt(response.text, 120)
             raise ClientError(
                 f"The server at {self.url} sent a body that is not a chat completion "
                 f"({type(exc).__name__}): {excerpt!r}",
