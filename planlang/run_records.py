@@ -67,7 +67,9 @@ def write_start(folder: Path, *, filename: str, sha256: str, mode: str, cap: flo
 
 
 def write_end(folder: Path, *, status: str, run: Any, result: Any, cap: float | None) -> None:
-    """The end record: meta (status, accounting, error), the workers and the result."""
+    """The end record: meta (status, accounting, error), the workers and the result, if the
+    plan returned one (a plan that failed or was stopped has none: ``result`` says so, where
+    a ``null`` here was read as an answer)."""
     meta = read_meta(folder) or {"id": folder.name}
     spent, _reserved, _cap = run.llm.budget.snapshot()
     meta.update(
@@ -76,7 +78,8 @@ def write_end(folder: Path, *, status: str, run: Any, result: Any, cap: float | 
         spent=spent, cap=cap, counts=run.counts(),
     )  # fmt: skip
     write_json(folder / "threads.json", run.threads_json())
-    write_json(folder / "result.json", None, text=result_json.dumps(result))
+    if run.error is None:
+        write_json(folder / "result.json", None, text=result_json.dumps(result))
     write_json(folder / "meta.json", meta)
 
 

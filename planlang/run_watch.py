@@ -269,8 +269,9 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
     if status == "interrupted":
         click.echo("Interrupted: the run was cancelled; run again to resume from the ledger.",
                    err=True)  # fmt: skip
-    click.echo(f"Run {folder.name}: {status}. Result: planlang result {folder.name}; details: "
-               f"planlang show {folder.name}", err=True)  # fmt: skip
+    where = f"Result: planlang result {folder.name}; " if run.error is None else "No result; "
+    click.echo(f"Run {folder.name}: {status}. {where}details: planlang show {folder.name}",
+               err=True)  # fmt: skip
     code = ending.code if ending.code is not None else EXIT_OK if status == "completed" \
         else EXIT_FAILED  # fmt: skip
     if options.as_json:
