@@ -34,7 +34,7 @@ from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_T
 from planlang.run_records import failure_groups, write_end
 from runtime import Run
 
-__all__ = ["WatchOptions", "send_request", "watch"]
+__all__ = ["WatchOptions", "apply_requests", "ended", "send_request", "stuck_at_budget", "watch"]
 
 EXIT_FAILED = EXIT_REFUSED  # a run that failed, stopped or was cancelled: "refused, held or failed"
 _TICK = 0.25
@@ -71,11 +71,11 @@ def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
     ending = _Ending()
     display = _Display(run, started, live=sys.stderr.isatty())
     try:
-        while not _ended(run):
+        while not ended(run):
             display.tick()
-            for line in _apply_requests(run, folder):
+            for line in apply_requests(run, folder):
                 click.echo(line, err=True)
-            if _stuck_at_budget(run):
+            if stuck_at_budget(run):
                 display.pause()
                 if not _budget_decision(run, folder, interactive, options.wait_at_budget):
                     ending.status = "stopped-at-budget"
@@ -93,7 +93,7 @@ def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
     return _finish(run, folder, display, ending, options)
 
 
-def _ended(run: Run) -> bool:
+def ended(run: Run) -> bool:
     try:
         run.wait(timeout=_TICK)
     except TimeoutError:
@@ -109,7 +109,7 @@ def _wind_down(run: Run) -> None:
     """Wait for a cancelled run to finish the calls on the wire (they are stored)."""
     while True:
         try:
-            while not _ended(run):
+            while not ended(run):
                 pass
             return
         except (KeyboardInterrupt, Terminated):
@@ -129,7 +129,7 @@ def _on_sigterm() -> Any:
 # -- the budget ------------------------------------------------------------------------------
 
 
-def _stuck_at_budget(run: Run) -> bool:
+def stuck_at_budget(run: Run) -> bool:
     """Workers wait at the cap and no call is in flight: nothing will free the budget."""
     spent, reserved, cap = run.llm.budget.snapshot()
     return run.paused and reserved == 0 and cap is not None
@@ -162,13 +162,13 @@ def _ask_at_budget(run: Run, folder: Path, said: str, spent: float) -> bool:
             click.echo("", err=True)
             return False
         if answer is None:  # nothing typed yet: did another shell answer?
-            taken = _apply_requests(run, folder)
+            taken = apply_requests(run, folder)
             if taken:
                 click.echo("", err=True)
                 for line in taken:
                     click.echo(line, err=True)
                 return True  # a raise resumes the run; a cancel ends it as cancelled
-            if _ended(run) or not _stuck_at_budget(run):
+            if ended(run) or not stuck_at_budget(run):
                 click.echo("\nThe run goes on: the budget is no longer spent.", err=True)
                 return True
             continue
@@ -218,7 +218,7 @@ def send_request(folder: Path, request: dict[str, Any], *, wait: float = 10.0) -
     return False
 
 
-def _apply_requests(run: Run, folder: Path) -> list[str]:
+def apply_requests(run: Run, folder: Path) -> list[str]:
     """Take the requests other shells dropped for this run; what was done, one line each."""
     inbox = folder / "requests"
     if not inbox.is_dir():

@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from planlang.check import check
-from planlang.errors import PlanError, PlanRefused
+from planlang.cli_ledger import open_shared_budget
+from planlang.cli_support import PlanFileError
+from planlang.errors import PlanRefused
 from planlang.gate import Gate
 from planlang.price import price
 from planlang.project import Project
 from planlang.run import endpoint_client, front_door, start_run
-from runtime import Run, RunError
+from planlang.run_records import failure_groups, new_run_folder, write_end, write_start
+from planlang.run_watch import apply_requests, ended, stuck_at_budget
+from runtime import Run
 
 __all__ = ["PlanService", "build_server"]
 
@@ -40,6 +43,15 @@ class ServiceError(Exception):
     """A request the service refuses; the message is for the client's model."""
 
 
+class _Served:
+    """A run this server started: its record's folder, and its end status once written."""
+
+    def __init__(self, run: Run, folder: Path) -> None:
+        self.run, self.folder = run, folder
+        self.status: str | None = None
+        self.saved = threading.Event()
+
+
 class PlanService:
     """What the MCP tools do, without MCP (so it can be used and tested on its own)."""
 
@@ -48,7 +60,7 @@ class PlanService:
         self.gate = Gate(project.policy, store=project.gate_store, key_file=project.gate_key,
                          settings=project.settings, host=project.host_provider(),
                          inputs=project.inputs)  # fmt: skip
-        self._runs: dict[str, tuple[Run, Path, Any]] = {}
+        self._runs: dict[str, _Served] = {}
         self._lock = threading.Lock()
 
     # -- before a run ------------------------------------------------------------------------
@@ -98,52 +110,78 @@ class PlanService:
             client = endpoint_client(settings)
         except ValueError as error:
             raise ServiceError(str(error)) from None
-        run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{approved.sha256[:8]}-{plan_id}"
-        folder = self.project.state_dir / "runs" / run_id
         llm = front_door(settings, self.project.ledger, client=client, budget=budget)
-        ledger = llm.ledger
-        assert ledger is not None
+        try:
+            if self.project.budget is not None:  # a team's budget on the server, as the CLI's
+                llm.budget = open_shared_budget(self.project, budget if budget is not None
+                                                else settings.cap)  # fmt: skip
+        except PlanFileError as error:
+            client.close()
+            raise ServiceError(str(error)) from None
+        # the CLI's records, written as it writes them: a fresh folder (two runs in one second
+        # are two runs), listed as running from the start, so `planlang runs`, `show`,
+        # `raise` and `cancel` reach it live, and a server killed mid-run leaves it interrupted
+        folder = new_run_folder(self.project.state_dir / "runs", approved.sha256)
+        write_start(folder, filename=approved.filename, sha256=approved.sha256, mode="collect",
+                    cap=llm.budget.cap)  # fmt: skip
+        (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for the report
         run = start_run(approved, llm, title=approved.filename,
                         events_path=folder / "events.jsonl")  # fmt: skip
+        served = _Served(run, folder)
         with self._lock:
-            self._runs[run_id] = (run, folder, (ledger, client))
-        threading.Thread(target=self._finish, args=(run_id,), daemon=True).start()
-        return {"run_id": run_id, "status": run.status}
+            self._runs[folder.name] = served
+        threading.Thread(target=self._watch, args=(served, client), daemon=True).start()
+        return {"run_id": folder.name, "status": run.status}
 
-    def _finish(self, run_id: str) -> None:
-        run, folder, (ledger, client) = self._runs[run_id]
-        result = None
+    def _watch(self, served: _Served, client: Any) -> None:
+        """The run to its end, as ``planlang run`` off a terminal watches one: requests from
+        other shells taken; stuck at its cap (no call in flight), it stops there, recorded
+        ``stopped-at-budget`` (no MCP tool raises a cap; a rerun with a larger budget pays
+        nothing for the answers already bought)."""
+        run, folder = served.run, served.folder
+        status = None
         try:
-            result = run.wait()
-        except (PlanError, RunError, Exception):  # noqa: BLE001 - recorded on run.error
-            pass
-        _save(run, folder, result)
-        ledger.close()
-        client.close()
+            while not ended(run):
+                apply_requests(run, folder)
+                if status is None and stuck_at_budget(run):
+                    status = "stopped-at-budget"
+                    run.cancel("stopped at the budget")
+            status = status or run.status
+            if status == "completed" and failure_groups(run.threads_json()):
+                status = "failed"  # as the CLI says it: some worker failed
+            write_end(folder, status=status, run=run, result=run.result, cap=run.llm.budget.cap)
+        finally:
+            served.status = status or "failed"
+            served.saved.set()
+            if run.llm.ledger is not None:
+                run.llm.ledger.close()
+            run.llm.budget.close()
+            client.close()
 
-    def _run(self, run_id: str) -> tuple[Run, Path]:
+    def _run(self, run_id: str) -> _Served:
         with self._lock:
             found = self._runs.get(run_id)
         if found is None:
             raise ServiceError(f"There is no run {run_id!r} started by this server.")
-        return found[0], found[1]
+        return found
 
     def run_status(self, run_id: str) -> dict[str, Any]:
-        run, _folder = self._run(run_id)
-        return {"run_id": run_id, "status": run.status, "statusline": run.statusline(),
-                "accounting": run.accounting.to_dict()}  # fmt: skip
+        served = self._run(run_id)
+        run = served.run
+        return {"run_id": run_id, "status": served.status or run.status,
+                "statusline": run.statusline(), "accounting": run.accounting.to_dict()}  # fmt: skip
 
     def run_result(self, run_id: str) -> dict[str, Any]:
-        run, folder = self._run(run_id)
-        if run.status in ("created", "running"):
+        served = self._run(run_id)
+        run = served.run
+        if not served.saved.is_set() and run.status in ("created", "running"):
             return {"run_id": run_id, "status": run.status, "result": None, "error": None}
-        meta = folder / "result.json"
-        deadline = time.monotonic() + 30
-        while not meta.exists() and time.monotonic() < deadline:  # _finish is saving it
-            time.sleep(0.05)
-        result = json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else None
+        served.saved.wait(30)  # the run has ended: its record is being written
+        path = served.folder / "result.json"
+        result = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         error = None if run.error is None else f"{type(run.error).__name__}: {run.error}"
-        return {"run_id": run_id, "status": run.status, "result": result, "error": error}
+        return {"run_id": run_id, "status": served.status or run.status, "result": result,
+                "error": error}  # fmt: skip
 
     # -- the contract --------------------------------------------------------------------------
 
@@ -161,25 +199,6 @@ class PlanService:
 
 def _plain(data: Any) -> Any:
     return json.loads(json.dumps(data, default=str))
-
-
-def _save(run: Run, folder: Path, result: Any) -> None:
-    """The run's record, as ``planlang runs`` and ``show`` read it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "id": folder.name,
-        "filename": run.title,
-        "status": run.status,
-        "mode": "collect",
-        "finished": time.time(),
-        "accounting": run.accounting.to_dict(),
-        "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
-    }
-    for name, data in (("meta.json", meta), ("threads.json", run.threads_json()),
-                       ("result.json", result)):  # fmt: skip
-        tmp = folder / (name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-        tmp.replace(folder / name)
 
 
 def build_server(service: PlanService) -> Any:

@@ -144,9 +144,9 @@ def test_mcp_two_runs_of_one_plan_in_one_second_keep_two_records(service, monkey
     # run_plan calls in the same second got the same id, so the second replaced the first in
     # run_status/run_result and both wrote one folder (events.jsonl held two run_started).
     # docs/CLI.md: "its folder is created exclusively, so two runs ... keep two records".
-    import planlang.mcp.server as server
+    import planlang.run_records as records
 
-    monkeypatch.setattr(server.time, "strftime", lambda fmt, *a: "20250101-000000")
+    monkeypatch.setattr(records.time, "strftime", lambda fmt, *a: "20250101-000000")
     plans, _fake = service
     submitted = plans.submit_plan('result = agent("one question")\n')
     assert submitted["status"] == "approved", submitted
@@ -159,20 +159,26 @@ def test_mcp_two_runs_of_one_plan_in_one_second_keep_two_records(service, monkey
 
 def test_mcp_run_is_listed_by_planlang_runs_while_it_is_live(service, capsys):
     # docs/MCP.md: the same runs folder as the CLI, "so planlang held, approve, runs and show
-    # see what it did". A run of the MCP server writes meta.json only at its end: while it
-    # is live (or after the server is killed) `planlang runs` does not list it, `show` says
-    # "no run", and `planlang raise`/`cancel` cannot reach it.
-    plans, _fake = service
-    plan = 'xs = parallel([lambda i=i: agent(f"q{i}", model="dear") for i in range(3)])\n'
-    submitted = plans.submit_plan(plan + "result = xs\n")
+    # see what it did". A run of the MCP server wrote meta.json only at its end: while it
+    # was live (or after the server was killed) `planlang runs` did not list it, `show` said
+    # "no run", and `planlang raise`/`cancel` could not reach it.
+    plans, fake = service
+    fake.hold_after = 0  # every call waits at the server until released: the run is live
+    submitted = plans.submit_plan('result = agent("held question")\n')
     assert submitted["status"] == "approved", submitted
-    run_id = plans.run_plan(submitted["id"], budget=1.0)["run_id"]
-    status = _wait(plans, run_id)  # paused at its cap: nothing can free credits
-    assert "PAUSED" in status["statusline"]
-    code, out, err = run(["runs", "--json"], capsys)
-    listed = [meta["id"] for meta in json.loads(out)["runs"]]
-    plans._runs[run_id][0].cancel("test over")  # end the paused run
-    assert run_id in listed
+    run_id = plans.run_plan(submitted["id"])["run_id"]
+    try:
+        code, out, err = run(["runs", "--json"], capsys)
+        listed = {meta["id"]: meta["status"] for meta in json.loads(out)["runs"]}
+        assert listed.get(run_id) == "running", (listed, err)
+        code, out, err = run(["cancel", run_id], capsys)
+        assert code == 0, err  # the live run takes a request from another shell
+    finally:
+        fake.release()
+    status = _wait(plans, run_id)
+    assert status["status"] == "cancelled", status
+    code, out, err = run(["show", run_id, "--json"], capsys)
+    assert json.loads(out)["meta"]["status"] == "cancelled"
 
 
 def test_mcp_run_paused_at_its_cap_does_not_wait_for_ever(service):
@@ -183,11 +189,11 @@ def test_mcp_run_paused_at_its_cap_does_not_wait_for_ever(service):
     plan = 'xs = parallel([lambda i=i: agent(f"p{i}", model="dear") for i in range(3)])\n'
     submitted = plans.submit_plan(plan + "result = xs\n")
     run_id = plans.run_plan(submitted["id"], budget=1.0)["run_id"]
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 120  # a hang guard only: the run ends at once at its cap
     status = plans.run_status(run_id)
     while status["status"] == "running" and time.monotonic() < deadline:
         time.sleep(0.1)
         status = plans.run_status(run_id)
     if status["status"] == "running":
-        plans._runs[run_id][0].cancel("test over")
-    assert status["status"] != "running", status["statusline"]
+        plans._runs[run_id].run.cancel("test over")
+    assert status["status"] == "stopped-at-budget", status["statusline"]
