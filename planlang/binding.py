@@ -51,6 +51,8 @@ class WorkerOrigins:
         return None
 
     def label_for(self, label: str | None) -> str:
+        if label is not None and not isinstance(label, str):
+            return label  # not text: the run fails its worker, saying so
         line = self.caller_line()
         name = label if label is not None else f"line {line}" if line else "plan"
         if line is not None:
@@ -92,6 +94,8 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
     ) -> Iterator[tuple[int, Any]]:
         return _Located(iter(run.stream(_metered(thunks), then)), origins)
 
+    for word in (agent, parallel, stream):  # a TypeError names it as the plan calls it
+        word.__qualname__ = word.__name__
     words: dict[str, Any] = {
         "agent": agent,
         "parallel": parallel,

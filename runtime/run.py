@@ -35,6 +35,7 @@ from .stream import Stream
 from .waits import BudgetWait, Watcher, take_slot, watch_budget, without_slot
 from .worker import (
     Check,
+    argument_problem,
     build_messages,
     check_sizes,
     check_system,
@@ -275,6 +276,11 @@ class Run(RunView):
             prompt, unfit = prompt_text(prompt), None
         except ValueError as exc:
             prompt, unfit = "(a prompt too large to be written out)", str(exc)
+        wrong = argument_problem(model, label, sample)
+        if wrong is not None:  # its worker fails, saying why; nothing is asked
+            model = model if isinstance(model, str) else None
+            label = label if isinstance(label, str) else None
+            sample, unfit = 0, unfit or wrong
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None

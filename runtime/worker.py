@@ -98,6 +98,18 @@ def check_system(system: Any) -> None:
         )
 
 
+def argument_problem(model: Any, label: Any, sample: Any) -> str | None:
+    """Why a worker's ``model``, ``label`` or ``sample`` cannot be used, or None: a model of
+    5 went to the endpoint as ``"model": 5`` (and the rehearsal blamed its client)."""
+    for name, value in (("model", model), ("label", label)):
+        if value is not None and not isinstance(value, str):
+            return f"The worker's {name} is not text: {type(value).__name__} was given."
+    if type(sample) is not int or sample < 0:
+        shown = repr(sample) if type(sample) in (int, float, bool) else type(sample).__name__
+        return f"The worker's sample is not a whole number of 0 or more: {shown} was given."
+    return None
+
+
 def validator_for(schema: dict[str, Any]) -> Validator:
     """A cached Draft 2020-12 validator; raises ``ValueError`` for a schema that is not valid."""
     return checker_for(schema)[0]

@@ -285,3 +285,25 @@ def test_cancel_then_rerun_pays_no_question_twice(server: FakeOpenAI, tmp_path: 
         ledger.close()
     assert server.requests == 30
     assert max(server.prompts.values()) == 1  # no question was paid twice
+
+
+@pytest.mark.parametrize(("arguments", "said"), [
+    ({"model": 5}, "The worker's model is not text: int was given."),
+    ({"label": ["a"]}, "The worker's label is not text: list was given."),
+    ({"sample": "a"}, "The worker's sample is not a whole number of 0 or more: str was given."),
+    ({"sample": -1}, "The worker's sample is not a whole number of 0 or more: -1 was given."),
+    ({"sample": True}, "The worker's sample is not a whole number of 0 or more: True was given."),
+])  # fmt: skip
+def test_a_worker_whose_model_label_or_sample_is_wrong_fails_before_any_call(
+    arguments: dict[str, Any], said: str
+) -> None:
+    """``model=5`` went to the endpoint as ``"model": 5`` (the run completed; the rehearsal
+    blamed its client for a malformed reply), ``label=["a"]`` raised "unhashable type", and a
+    sample of "a" or -1 was taken: the worker now fails, saying which argument and why."""
+    client = Script({})
+    run, _ = make_run(client)
+    result = run.run_sync(lambda r: [r.agent("q", **arguments), r.agent("fine")])
+    assert result == [None, '{"answer": "ok"}']
+    wrong, fine = run.threads
+    assert (wrong.status, wrong.error) == ("failed", said)
+    assert fine.status == "done" and len(client.calls) == 1  # only the fine worker asked
