@@ -223,7 +223,7 @@ def test_if_then_else() -> None:
             "required": ["country", "postal_code"],
             "if": {"properties": {"country": {"const": "US"}}},
             "then": {"properties": {"postal_code": {"pattern": "^[0-9]{5}$"}}},
-            "else": {"properties": {"postal_code": {"pattern": "^[A-Z][0-9][A-Z] [0-9][A-Z][0-9]$"}}}})
+            "else": {"properties": {"postal_code": {"pattern": "^[A-Z][0-9][A-Z] [0-9]$"}}}})
 
 
 def test_dependent_schemas() -> None:
