@@ -213,7 +213,7 @@ def _exact(schema_json: str) -> bool:
 
     def walk(node: Any, depth: int = 0) -> bool:
         if isinstance(node, bool):
-            return True
+            return node  # false: the maker leaves such a property out, or says no answer has it
         if depth > DEEPEST:
             return False  # the maker answers None down there: its check must say so
         if not isinstance(node, dict) or not set(node) <= _EXACT_KEYWORDS:
@@ -236,6 +236,12 @@ def _exact(schema_json: str) -> bool:
             return False
         if {"enum", "const"} & set(node) and set(node) - _ANNOTATIONS - {"enum", "const"}:
             return False  # the maker picks a listed value as is: a type or bound may refuse it
+        if {"enum", "const"} <= set(node) or node.get("enum") == []:
+            return False  # a const the enum may not list; an enum of nothing
+        if "additionalProperties" in node and not set(node.get("required", [])) <= set(
+            node.get("properties", {})
+        ):
+            return False  # a required name outside properties meets additionalProperties
         suffix = _SIZE[kinds]
         low = node.get(f"min{suffix}", 0)
         high = node.get(f"max{suffix}", max(low, 0))

@@ -57,7 +57,8 @@ _MAX_DEPTH = SOFT  # deeper schemas go to the maker, which makes the least down 
 _CHUNK = 4096  # items of an array built between looks at the plan's clock
 _REFUSED = frozenset({
     "$ref", "oneOf", "anyOf", "allOf", "prefixItems", "uniqueItems", "format", "pattern",
-    "multipleOf", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "exclusiveMinimum", "exclusiveMaximum", "if", "dependentSchemas", "not",
+    "minProperties", "maxProperties", "patternProperties", "contains",
 })  # fmt: skip
 _KINDS = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 
@@ -235,7 +236,7 @@ class _Compiler:
         if depth >= _MAX_DEPTH:
             raise _Refused
         if schema is False or not isinstance(schema, dict):
-            return _none
+            raise _Refused  # the maker leaves it out, or says no answer has it
         if not _REFUSED.isdisjoint(schema):
             raise _Refused
         if "const" in schema:
@@ -249,7 +250,7 @@ class _Compiler:
                 raise _Refused
             enum = listed(schema)  # what the node's other keywords allow, as the maker draws
             if not enum:
-                return _none
+                raise _Refused  # an empty enum: the maker says no answer has one
             return lambda rng: rng.choice(enum)
         kind = schema.get("type")
         if isinstance(kind, list):
@@ -290,6 +291,8 @@ class _Compiler:
         if not all(type(k) is str for k in asked):
             raise _Refused
         required = list(dict.fromkeys(asked))
+        if not set(required) <= set(props) and "additionalProperties" in schema:
+            raise _Refused  # a required name's value meets additionalProperties: the maker's
         optional = [k for k in props if k not in required]
         makers = {k: self.node(props.get(k, {}), depth + 1) for k in required + optional}
         if not optional:
@@ -340,6 +343,8 @@ class _Compiler:
         high = schema.get("maxLength", max(low, 24))
         if not _whole(high) or high < schema.get("minLength", 0):
             raise _Refused
+        if "minLength" not in schema:
+            low = min(low, high)  # maxLength 0: the empty text, as the maker makes it
         words = self.words
         cut = high >= low
 

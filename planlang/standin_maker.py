@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import random
 import string
+import uuid
+from copy import deepcopy
 from functools import lru_cache
 from typing import Any
 
@@ -94,6 +96,7 @@ class Maker:
         self.extra = extra
         self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
         self.kept: list[dict[str, Any]] = []  # the nodes it made itself (``allOf`` merged)
+        self.vary = 0  # repeats met: past none, a format answers its one sample
 
     def make(self, schema: Any, depth: int) -> Any:
         tick()  # a build of many nodes stops when its plan's time is up
@@ -102,44 +105,92 @@ class Maker:
         if schema is False or not isinstance(schema, dict) or depth > DEEPEST:
             return None
         if "const" in schema:  # before "$ref": a listed value is the answer, the check the rest
-            return schema["const"]
+            return _fresh(schema["const"])
         if "enum" in schema:
             enum = listed(schema)
-            return self.rng.choice(enum) if enum else None
-        if "$ref" in schema:
-            return self.make(self.resolve(schema["$ref"]), depth + 1)
+            if enum == []:
+                raise UnsatisfiableSchema("no answer can satisfy the JSON schema: its enum "
+                                          "lists no value")  # fmt: skip
+            return _fresh(self.rng.choice(enum)) if enum else None
+        if "$ref" in schema:  # its siblings apply too (Draft 2020-12)
+            return self.make(self._with(schema, "$ref", self.resolve(schema["$ref"])), depth + 1)
         for key in ("oneOf", "anyOf"):
             if key in schema and schema[key]:
-                return self.make(self.rng.choice(self._fitting(schema[key])), depth + 1)
+                choices = [c for c in schema[key] if c is not False] or schema[key]
+                branch = self.rng.choice(self._fitting(choices))
+                return self.make(self._with(schema, key, branch), depth + 1)
+        if "if" in schema and ("then" in schema or "else" in schema):
+            rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+            if "then" in schema and self.rng.random() < 0.5:  # the answer meets if, then then
+                return self.make({"allOf": [rest, schema["if"], schema["then"]]}, depth + 1)
+            return self.make({"allOf": [rest, schema.get("else", True)]}, depth + 1)
+        if isinstance(schema.get("dependentSchemas"), dict):
+            rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
+            required = set(schema.get("required", []))
+            parts: list[Any] = [rest]
+            for key, dependent in schema["dependentSchemas"].items():
+                if key in required or self.rng.random() < 0.5:  # the key made present, and so
+                    parts += [{"required": [key]}, dependent]  # its schema met
+            return self.make({"allOf": parts}, depth + 1)
         if "allOf" in schema:
-            merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-            for part in schema["allOf"]:
-                part = (
-                    self.resolve(part["$ref"])
-                    if isinstance(part, dict) and "$ref" in part
-                    else part
-                )
-                if part is False:
-                    raise UnsatisfiableSchema("no answer can satisfy the JSON schema: an allOf "
-                                              "holds the schema false")  # fmt: skip
-                if not isinstance(part, dict):
-                    continue  # true: any value
-                for k, v in part.items():
-                    if k == "properties":
-                        merged.setdefault("properties", {}).update(v)
-                    elif k == "required":
-                        merged["required"] = [*merged.get("required", []), *v]
-                    else:
-                        merged.setdefault(k, v)
-            self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
-            return self.make(merged, depth + 1)
+            return self.make(self._merged(schema), depth + 1)
+        if (
+            isinstance(schema.get("not"), dict)
+            and _FLIPPED.keys() >= set(schema["not"]) - {"type"}
+            and set(schema["not"]) - {"type"}
+        ):  # not a bound: the bound the other way
+            flipped = {_FLIPPED[k]: v for k, v in schema["not"].items() if k in _FLIPPED}
+            rest = {k: v for k, v in schema.items() if k != "not"}
+            return self.make({"allOf": [rest, flipped]}, depth + 1)
         kind = schema.get("type")
         if isinstance(kind, list):
             kinds = [k for k in kind if k != "null"] or kind
             kind = self.rng.choice(self._fitting_kinds(schema, kinds))
         if kind is None:
-            kind = self._guess(schema)
+            if "not" in schema and isinstance(schema["not"], dict) and "type" in schema["not"]:
+                kind = _other_kind(schema["not"]["type"])
+            else:
+                kind = self._guess(schema)
+            try:  # a guess, not the schema's word: keywords of other kinds do not bind it
+                return getattr(self, f"_{kind}", self._null)(schema, depth)
+            except UnsatisfiableSchema:
+                return self.rng.choice(WORDS)  # a text: the check judges it
         return getattr(self, f"_{kind}", self._null)(schema, depth)
+
+    def _with(self, schema: dict[str, Any], key: str, chosen: Any) -> Any:
+        """``chosen`` (a ``$ref``'s target, a choice's branch) with the keywords beside
+        ``key`` in ``schema``, which apply to the same value."""
+        rest = {k: v for k, v in schema.items() if k != key and k not in _NOT_ASSERTIONS}
+        return {"allOf": [rest, chosen]} if rest else chosen
+
+    def _merged(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The parts of an ``allOf`` in one schema: properties met by both sides, required
+        names joined, any other keyword the first one's. A new dict each level: the plan's
+        schema is never changed."""
+        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            part = (
+                self.resolve(part["$ref"])
+                if isinstance(part, dict) and set(part) == {"$ref"}
+                else part
+            )
+            if part is False:
+                raise UnsatisfiableSchema("no answer can satisfy the JSON schema: an allOf "
+                                          "holds the schema false")  # fmt: skip
+            if not isinstance(part, dict):
+                continue  # true: any value
+            for k, v in part.items():
+                if k == "properties" and isinstance(v, dict):
+                    props = dict(merged.get("properties") or {})
+                    for name, sub in v.items():
+                        props[name] = {"allOf": [props[name], sub]} if name in props else sub
+                    merged["properties"] = props
+                elif k == "required" and isinstance(v, list):
+                    merged["required"] = [*merged.get("required", []), *v]
+                else:
+                    merged.setdefault(k, v)
+        self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
+        return merged
 
     def _fitting(self, choices: list[Any]) -> list[Any]:
         """The choices the maker may build within ``ANSWER_MOST`` (all of them, usually)."""
@@ -155,9 +206,9 @@ class Maker:
         return fitting if len(fitting) < len(kinds) else kinds
 
     def resolve(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            raise UnsatisfiableSchema(f"the stand-in resolves only local $refs, not {ref!r}")
         node = resolve_ref(self.root, ref)
+        if node is None and not (isinstance(ref, str) and ref.startswith("#")):
+            raise UnsatisfiableSchema(f"the stand-in resolves only local $refs, not {ref!r}")
         return {} if node is None else node  # the schema's check refuses a $ref to nothing
 
     _guess = staticmethod(guess_kind)
@@ -165,49 +216,132 @@ class Maker:
     def _object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
         props: dict[str, Any] = schema.get("properties", {})
         required = list(dict.fromkeys(schema.get("required", [])))
-        optional = [k for k in props if k not in required]
+        optional = [k for k in props if k not in required and props[k] is not False]
         if depth >= SOFT:  # deep down (a tree's $ref): the least, so a recursion ends
             chosen = required
         else:
             chosen = required + [k for k in optional if self.rng.random() < 0.5]
+        most = _count(schema.get("maxProperties"))
+        if most is not None and len(chosen) > most:
+            chosen = chosen[: max(most, len(required))]  # the check says if required pass it
+        least = _count(schema.get("minProperties")) or 0
+        if len(chosen) < least:
+            chosen += self._more_keys(schema, chosen, least - len(chosen))
         spend(len(chosen))
-        return {k: self.make(props.get(k, {}), depth + 1) for k in chosen}
+        return {k: self.make(self._value_schema(schema, k), depth + 1) for k in chosen}
+
+    def _value_schema(self, schema: dict[str, Any], key: str) -> Any:
+        """What a property's value must meet: its own schema, and every ``patternProperties``
+        its name matches; a name neither holds meets ``additionalProperties``."""
+        props = schema.get("properties", {})
+        matched = [sub for pattern, sub in (schema.get("patternProperties") or {}).items()
+                   if _matches(pattern, key)]  # fmt: skip
+        if key in props:
+            own = props[key]
+        elif matched:
+            own = True
+        else:
+            own = schema.get("additionalProperties", True)
+        if own is False or False in matched:
+            raise UnsatisfiableSchema(
+                f"no answer can satisfy the JSON schema: its required property {key!r} is "
+                "allowed no value" + ("" if key in props else " (additionalProperties)")
+            )
+        return {"allOf": [own, *matched]} if matched else own
+
+    def _more_keys(self, schema: dict[str, Any], chosen: list[str], n: int) -> list[str]:
+        """``n`` names more for ``minProperties``: unchosen properties first, then names a
+        ``patternProperties`` pattern matches, then words (where other names are allowed)."""
+        taken = set(chosen)
+        props = schema.get("properties", {})
+        more = [k for k in props if k not in taken and props[k] is not False][:n]
+        taken.update(more)
+        patterns = list(schema.get("patternProperties") or {})
+        open_ = schema.get("additionalProperties", True) is not False
+        for attempt in range(8 * n):
+            if len(more) >= n:
+                break
+            if patterns and (not open_ or attempt % 2 == 0):
+                pattern = self.rng.choice(patterns)
+                names = [c for c in pattern_candidates(pattern, self.rng, 1, 64)
+                         if _matches(pattern, c)]  # fmt: skip
+            else:
+                names = [self.rng.choice(WORDS) + (str(attempt) if attempt else "")]
+            if not open_ and not patterns:
+                break
+            for name in names:
+                if name not in taken:
+                    taken.add(name)
+                    more.append(name)
+                    break
+        return more
 
     def _array(self, schema: dict[str, Any], depth: int) -> list[Any]:
         prefix = schema.get("prefixItems", [])
-        low = max(schema.get("minItems", 0), len(prefix))
-        high = schema.get("maxItems", low + self.extra)
+        item_schema = schema.get("items", {})
+        contains = schema.get("contains")
+        need = 0 if contains is None else _count(schema.get("minContains", 1))
+        low = max(_count(schema.get("minItems", 0)), len(prefix))
+        high = _count(schema.get("maxItems", low + self.extra))
         ordered(low, high, "minItems", "maxItems")
+        if item_schema is False:  # a tuple closed after its prefix
+            if low > len(prefix):
+                raise UnsatisfiableSchema(
+                    f"no answer can satisfy the JSON schema: minItems {low} but no item is "
+                    f"allowed past its {len(prefix)} prefixItems (items: false)"
+                )
+            return [self.make(p, depth + 1) for p in prefix]
+        if need:
+            low = max(low, min(len(prefix) + need, high))
         n = low if depth >= SOFT else self.rng.randint(low, max(low, min(high, low + self.extra)))
         spend(n)
         items = [self.make(p, depth + 1) for p in prefix]
-        item_schema = schema.get("items", {})
+        wanted = [{"allOf": [item_schema, contains]}] * min(need, n - len(items))
+        if "maxContains" in schema and contains is not None:  # the rest kept out of contains
+            item_schema = {"allOf": [item_schema, {"not": contains}]}
         if not schema.get("uniqueItems"):
+            items += (self.make(sub, depth + 1) for sub in wanted)
             items += (self.make(item_schema, depth + 1) for _ in range(n - len(items)))
             return items
         # each item's key, equal exactly when the validator calls two items equal: a set finds
         # a repeat at once (a list compared each new item with all before it: 100,000 items
         # took 40 s; red team 17)
         seen = {json_key(item) for item in items}
-        for _ in range(n - len(items)):
+        top = max((i for i in items if type(i) is int), default=None)
+        for index in range(n - len(items)):
+            sub = wanted[index] if index < len(wanted) else item_schema
             for _attempt in range(8):
-                value = self.make(item_schema, depth + 1)
+                value = self.make(sub, depth + 1)
                 key = json_key(value)
                 if key not in seen:
-                    seen.add(key)
-                    items.append(value)
                     break
-            # subtle: when no new distinct value turns up, stop short rather than repeat one
+                self.vary += 1  # a format's next answer is drawn, not its one sample
+            else:
+                if type(value) is int and top is not None and len(items) < low:
+                    value, key = top + 1, json_key(top + 1)  # past the range drawn from
+                else:
+                    continue  # subtle: when no new distinct value turns up, stop short
+            seen.add(key)
+            items.append(value)
+            if type(value) is int:
+                top = value if top is None else max(top, value)
         return items
 
     def _string(self, schema: dict[str, Any], depth: int) -> str:
+        least, most = _count(schema.get("minLength")), _count(schema.get("maxLength"))
         if schema.get("format") in FORMATS:
-            return FORMATS[schema["format"]]
-        low = schema.get("minLength", 1)
-        high = schema.get("maxLength", max(low, 24))
+            for sample in self._formatted(schema["format"]):
+                if (
+                    (least is None or len(sample) >= least)
+                    and (most is None or len(sample) <= most)
+                    and ("pattern" not in schema or _matches(schema["pattern"], sample))
+                ):
+                    return sample
+        low = least if least is not None else 1 if most is None else min(1, most)
+        high = most if most is not None else max(low, 24)
         ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
         if "pattern" in schema:
-            made = pattern_candidates(schema["pattern"], self.rng, low, schema.get("maxLength"))
+            made = pattern_candidates(schema["pattern"], self.rng, low, most)
             for candidate in (*made, *_pattern_candidates(self.rng, low, high)):
                 try:
                     if search(schema["pattern"], candidate):
@@ -223,6 +357,12 @@ class Maker:
             size += 1 + len(word)
         text = " ".join(parts)
         return text[:high] if high >= low else text
+
+    def _formatted(self, fmt: str) -> list[str]:
+        """A format's texts to try: its one sample first (unless a distinct one is wanted),
+        then a few drawn (for ``uniqueItems``, a ``pattern`` or a length beside it)."""
+        first = [FORMATS[fmt]] if not self.vary else []
+        return first + [_drawn_format(fmt, self.rng) for _ in range(4)]
 
     def _integer(self, schema: dict[str, Any], depth: int) -> int:
         return integer(schema, self.rng)
@@ -244,3 +384,61 @@ def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:
         "".join(rng.choice(string.ascii_lowercase) for _ in range(n)),
     ]  # fmt: skip
     return [c for c in pool if low <= len(c) <= max(high, low)]
+
+
+_NOT_ASSERTIONS = frozenset({"$defs", "definitions", "$id", "$schema", "$anchor",
+                             "$dynamicAnchor", "$comment", "$vocabulary", "title",
+                             "description", "default", "examples", "deprecated", "readOnly",
+                             "writeOnly"})  # fmt: skip
+_KIND_ORDER = ("integer", "boolean", "null", "string", "object", "array")
+_FLIPPED = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
+            "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}  # fmt: skip
+
+
+def _fresh(value: Any) -> Any:
+    """A listed value as the plan gets it: its own copy (a model's answer is a fresh parse;
+    a plan that changed the schema's own const changed its schema)."""
+    return value if value is None or type(value) in (str, int, float, bool) else deepcopy(value)
+
+
+def _count(value: Any) -> Any:
+    """A length or count as an int: Draft 2020-12 calls 3.0 an integer (a slice of 3.0 was a
+    TypeError)."""
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
+def _matches(pattern: Any, text: str) -> bool:
+    try:
+        return bool(search(pattern, text))
+    except (MatchTooCostly, ValueError, TypeError):
+        return False
+
+
+def _other_kind(types: Any) -> str:
+    """A kind a ``not: {type: ...}`` allows (an integer is a number too)."""
+    barred = set(types) if isinstance(types, list) else {types}
+    if "number" in barred:
+        barred.add("integer")
+    return next((k for k in _KIND_ORDER if k not in barred), "null")
+
+
+def _drawn_format(fmt: str, rng: random.Random) -> str:
+    """A drawn text of a format (its fixed sample is ``FORMATS``)."""
+    day, hour, minute = rng.randint(1, 28), rng.randint(0, 23), rng.randint(0, 59)
+    n, word = rng.randrange(10_000), rng.choice(WORDS)
+    if fmt == "date":
+        return f"2026-{rng.randint(1, 12):02d}-{day:02d}"
+    if fmt == "date-time":
+        fraction = f".{rng.randrange(10**6):06d}" if rng.random() < 0.5 else ""
+        return f"2026-{rng.randint(1, 12):02d}-{day:02d}T{hour:02d}:{minute:02d}:00{fraction}Z"
+    if fmt == "time":
+        return f"{hour:02d}:{minute:02d}:{rng.randint(0, 59):02d}Z"
+    if fmt == "email":
+        return f"{word}{n}@example.com"
+    if fmt == "uri":
+        return f"https://example.com/{word}/{n}"
+    if fmt == "uuid":
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    if fmt == "hostname":
+        return f"{word}{n}.example.com"
+    return f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}"  # ipv4

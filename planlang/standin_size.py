@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 from runtime.linear_regex import watching
 
@@ -108,11 +109,20 @@ def guess_kind(schema: dict[str, Any]) -> str:
 
 def resolve_ref(root: Any, ref: Any) -> Any:
     """A local ``$ref``'s target within ``root`` (None: not local, or it names nothing), its
-    JSON pointer stepping into objects by name and into arrays by index (``#/allOf/0``)."""
+    JSON pointer stepping into objects by name and into arrays by index (``#/allOf/0``),
+    percent-encoded as a URI fragment is (``#/$defs/a%20b``); ``#name`` an ``$anchor``; a ref
+    through the root's own ``$id`` (``https://example.com/root#/$defs/a``) is local too."""
+    if isinstance(ref, str) and isinstance(root, dict) and isinstance(root.get("$id"), str):
+        base = root["$id"].split("#")[0]
+        if base and ref.startswith(base) and ref[len(base) :][:1] in ("", "#"):
+            ref = "#" + ref[len(base) :].lstrip("#")
     if not isinstance(ref, str) or not ref.startswith("#"):
         return None
+    fragment = unquote(ref[1:])
+    if fragment and not fragment.startswith("/"):
+        return _anchored(root, fragment)
     node: Any = root
-    for part in ref.lstrip("#").strip("/").split("/"):
+    for part in fragment.strip("/").split("/"):
         if not part:
             continue
         name = part.replace("~1", "/").replace("~0", "~")
@@ -123,6 +133,22 @@ def resolve_ref(root: Any, ref: Any) -> Any:
         else:
             return None
     return node
+
+
+def _anchored(root: Any, anchor: str) -> Any:
+    """The node whose ``$anchor`` is ``anchor`` (None if none), looking at most ``_VISITS``."""
+    stack, seen = [root], 0
+    while stack and seen < _VISITS:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, dict):
+            if node.get("$anchor") == anchor:
+                return node
+            stack.extend(v for k, v in node.items() if k not in ("const", "enum", "default",
+                                                               "examples"))  # fmt: skip
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
 
 
 _VISITS = 10_000  # nodes one count looks at: past them a node counts 1 (a lower bound still)

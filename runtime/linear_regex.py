@@ -8,7 +8,8 @@ pattern it compiles in time linear in the text. It compiles what JSON Schema rec
 patterns use (ECMA-262's common part: classes, ``\\p{...}``, groups, alternation, the
 quantifiers, anchors) and refuses backreferences and lookaround, which no linear-time engine
 matches: such a pattern is a ``PatternError`` with why. As in ECMA-262, ``$`` ends the text
-(Python's also matched before a last newline) and ``\\d`` is the ASCII digits.
+(Python's also matched before a last newline), ``\\d`` is the ASCII digits and ``\\u0041``
+is ``A``.
 """
 
 from __future__ import annotations
@@ -72,11 +73,22 @@ def watching(told: Callable[[int], None]) -> Iterator[None]:
         _WATCHER.told = previous
 
 
+# ECMA-262's ``\uXXXX`` (JSON Schema's patterns are ECMA's), which RE2 writes ``\x{XXXX}``;
+# an escaped backslash before a ``u`` is taken as the pair it is, so ``\\u0041`` stays.
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.S)
+
+
+def _as_re2(pattern: str) -> str:
+    if "\\u" not in pattern:
+        return pattern
+    return _ESCAPE.sub(lambda m: f"\\x{{{m.group(1)}}}" if m.group(1) else m.group(0), pattern)
+
+
 @functools.lru_cache(maxsize=256)
 def compiled(pattern: str) -> Any:
     """The pattern compiled once (a plan asks the same few many times)."""
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(_as_re2(pattern), _OPTIONS)
     except UnicodeEncodeError:
         raise PatternError(f"the pattern {pattern!r} holds a lone surrogate") from None
     except re2.error as error:
