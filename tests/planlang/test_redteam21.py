@@ -1,0 +1,85 @@
+"""Red team 21: attacks on the checker's own time, the host's decoding and the text the host
+makes of a plan's values. Each case fails on the commit it was written against (3f567e5);
+deadlines here are hang guards, generous on purpose: the thing measured is far past them.
+Cases that could hold or kill the host run in a fresh interpreter, killed at its hang guard.
+"""
+
+from __future__ import annotations
+
+import pytest
+from host_process import python_json
+
+HANG_GUARD = 240.0
+
+
+def _python(code: str, timeout: float = HANG_GUARD, mode: str = "process") -> dict:
+    return python_json(code, timeout, mode)  # type: ignore[no-any-return]
+
+
+# -- 1. check: kind inference asked again at every level of a left-deep sum -------------------
+
+
+def test_checking_long_left_deep_sums_is_not_quadratic() -> None:
+    """``x = y+y+...+y`` (200 terms, about the deepest the checker's recursion net lets
+    through) on each of 1,000 lines: 400 KB, well under the 1 MB source bound. The policy's
+    ``visit_BinOp`` asks ``Kinds.number_sum`` / ``native_binop`` / ``small_product`` at every
+    BinOp, and each walks the whole subtree below it again (``Kinds._expr_kind`` has no memo):
+    quadratic in the chain's length. 2,400 such lines (970 KB) took 117.8 s in ``check``
+    (holding ``_AST_LOCK``, so every other check in the process waits; ``Sandbox.run`` of
+    ``Limits(seconds=2)`` checks first, so the run took as long), against 15 s with
+    ``optimise=False``; 1,000 lines about 50 s. ``check`` should stay within a few seconds of
+    its linear cost."""
+    got = _python(
+        """
+        import json, time
+        import planlang
+        line = "x = " + "+".join(["y"] * 200)
+        src = "\\n".join([line] * 1000)
+        t = time.monotonic()
+        r = planlang.check(src)
+        took = time.monotonic() - t
+        print(json.dumps({"took": took, "ok": r.ok, "bytes": len(src)}), flush=True)
+        """
+    )
+    assert got["took"] < 20.0, got
+
+
+# -- 2. planlang run: a result the host's JSON cannot write ----------------------------------
+
+_CLI_CONFIG = """
+[planlang]
+max_agents = 20
+concurrency = 4
+[planlang.roles.scan]
+model = "small"
+price = 0.5
+[gate]
+max_median = 10
+"""
+
+
+def _cli(tmp_path, plan: str, *args: str, timeout: float = 120.0):
+    import os
+    import subprocess
+    import sys
+
+    from host_process import ROOT
+
+    (tmp_path / "planlang.toml").write_text(_CLI_CONFIG)
+    (tmp_path / "plan.py").write_text(plan)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LLM_BASE_URL": "http://127.0.0.1:9/v1",
+           "LLM_API_KEY": "sk-redteam21-never-printed"}  # fmt: skip
+    return subprocess.run([sys.executable, "-m", "planlang", *args, "plan.py"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+def test_planlang_run_of_a_result_with_a_long_int_ends_without_a_traceback(tmp_path) -> None:
+    """``x = 10**4000 * 10**400; result = x``: every guard lets the 14,620-bit int through
+    (``int_bits`` is 100,000), the gate approves (no calls), the plan completes, and then
+    ``run_records.write_end`` -> ``result_json.dumps`` -> ``json.dumps`` meets
+    ``sys.int_max_str_digits``: ``planlang run`` dies with a Python traceback (ValueError:
+    Exceeds the limit (4300 digits)), exit 1, and the run's folder is left without its end
+    record. A result the CLI cannot write should end as a clean error (or be written some
+    other way), never a traceback."""
+    done = _cli(tmp_path, "x = 10**4000 * 10**400\nresult = x\n", "run")
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
