@@ -83,3 +83,49 @@ def test_planlang_run_of_a_result_with_a_long_int_ends_without_a_traceback(tmp_p
     other way), never a traceback."""
     done = _cli(tmp_path, "x = 10**4000 * 10**400\nresult = x\n", "run")
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+# -- 3. check: CPython's compiler is quadratic in one call's keyword arguments ----------------
+
+
+def _check_time(src_code: str) -> dict:
+    return _python(
+        """
+        import json, time
+        import planlang
+        """
+        + src_code.strip()
+        + """
+        t = time.monotonic()
+        r = planlang.check(src)
+        took = time.monotonic() - t
+        print(json.dumps({"took": took, "ok": r.ok, "bytes": len(src)}), flush=True)
+        """
+    )
+
+
+def test_checking_a_call_of_many_keyword_arguments_is_not_quadratic() -> None:
+    """``r = f(k0=1, k1=1, ..., k59999=1)``: 530 KB. CPython's compiler checks a call's
+    keywords for duplicates pair by pair (``validate_keywords``), in the ``compile`` that
+    ``check`` makes of the checked tree: 20,000 keywords 4.9 s, 40,000 16.5 s, 80,000 (709 KB)
+    56.7 s, holding ``_AST_LOCK``. The same holds for ``dict(k0=1, ...)`` and calls with
+    ``*a`` or ``**a`` beside the keywords. PL005 and PL006 bound the other quadratic parts of
+    CPython's compiler by a count; a call's keywords need one too."""
+    got = _check_time('        src = "r = f(" + ",".join(f"k{i}=1" for i in range(60000)) + ")"\n')
+    assert got["took"] < 10.0, got
+
+
+# -- 4. check: _assigned_first is names x targets on a chained assignment -------------------
+
+
+def test_checking_a_long_chained_assignment_is_not_quadratic() -> None:
+    """``a0 = a1 = ... = a29999 = 1``: 260 KB, one statement, compiled by CPython in 0.07 s.
+    ``Kinds.__init__`` asks ``_assigned_first(tree, name)`` for every module name, and it
+    scans every target of that name's first statement: 30,000 x 30,000 ``isinstance`` and
+    ``==``. 8,000 targets took 10 s under the profiler (32 million generator steps), 40,000
+    (349 KB) 60.6 s in ``check``. A chained assignment's targets should be looked at once
+    (a set of the names it binds)."""
+    got = _check_time(
+        '        src = "a0 = " + " = ".join(f"a{i}" for i in range(1, 30000)) + " = 1"\n'
+    )
+    assert got["took"] < 10.0, got
