@@ -58,7 +58,7 @@ max_median = 10
 """
 
 
-def _cli(tmp_path, plan: str, *args: str, timeout: float = 120.0):
+def _cli(tmp_path, plan: str, *args: str, timeout: float = 120.0, address_space: int = 0):
     import os
     import subprocess
     import sys
@@ -69,8 +69,17 @@ def _cli(tmp_path, plan: str, *args: str, timeout: float = 120.0):
     (tmp_path / "plan.py").write_text(plan)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LLM_BASE_URL": "http://127.0.0.1:9/v1",
            "LLM_API_KEY": "sk-redteam21-never-printed"}  # fmt: skip
+
+    def limit() -> None:  # in the CLI's process only: a soft RLIMIT_AS its plans may raise
+        if address_space:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS,
+                               (address_space, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
     return subprocess.run([sys.executable, "-m", "planlang", *args, "plan.py"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=timeout)  # fmt: skip
+                          env=env, capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limit)  # fmt: skip
 
 
 def test_planlang_run_of_a_result_with_a_long_int_ends_without_a_traceback(tmp_path) -> None:
@@ -129,3 +138,23 @@ def test_checking_a_long_chained_assignment_is_not_quadratic() -> None:
         '        src = "a0 = " + " = ".join(f"a{i}" for i in range(1, 30000)) + " = 1"\n'
     )
     assert got["took"] < 10.0, got
+
+
+# -- 5. planlang run: a result's tuple key written out as its str, whole ----------------------
+
+
+def test_planlang_run_does_not_write_out_a_shared_tuple_key_in_full(tmp_path) -> None:
+    """``s = "x" * 100000; t = (s,) * 100; result = {(t,) * 5000: 1}``: a 10 MB plan
+    (every guard passes: each repeat is within ``size``; the key hashes 500,000 tuple items,
+    under the codec's ``HASH_BUDGET``; the frame is 10 MB, the inner tuple crossing once,
+    shared). ``result_json.encode`` writes a dict key that is not a str as ``str(k)``, whole:
+    5,000 x 100 x 100,000 characters, 50 GB. With the host's address space held to 4 GB
+    (soft ``RLIMIT_AS``) ``planlang run`` died with ``MemoryError`` in ``str(k)`` and a
+    traceback; unbounded (``t = (s,) * 100`` of a 1,000,000-character ``s``, 2,000 times) the
+    host reached 6.5 GB in 32 s before an 8 GB limit stopped it, for a plan of
+    ``memory_mb`` 2048 holding 100 MB. The key's text should be priced (``text_size``) or the
+    key written another way (as data, like a tuple value)."""
+    done = _cli(tmp_path, 's = "x" * 100000\nt = (s,) * 100\nresult = {(t,) * 5000: 1}\n',
+                "run", timeout=180.0, address_space=4 << 30)  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "MemoryError" not in done.stderr, done.stderr[-3000:]
