@@ -158,3 +158,31 @@ def test_planlang_run_does_not_write_out_a_shared_tuple_key_in_full(tmp_path) ->
                 "run", timeout=180.0, address_space=4 << 30)  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert "MemoryError" not in done.stderr, done.stderr[-3000:]
+
+
+# -- 6. price: what a plan logs is kept in the host, uncounted, under process isolation -------
+
+
+def test_what_a_plan_logs_is_held_to_its_memory_limit_under_process_isolation() -> None:
+    """``s = "x" * 999999; while True: log(s)``: each ``log`` is a host word (``text=True``:
+    priced, within ``size``), and the run keeps every message in its event stream
+    (``Run.log`` -> ``log_events.emit``). In one process it is one string, and the meter
+    counts the process: the rehearsal ends as ``memory`` at 256 MiB. Under process isolation
+    each message crosses as a new copy that the host keeps, counted by nothing (``Queued`` and
+    ``HELD_MIN`` count frames only while they are served): ``price`` of ``Limits(seconds=12,
+    memory_mb=256)`` left the host at 2.78 GB (maxrss; 943 MB at 5 s, about 230 MB a second),
+    the plan's process well within its 256 MiB. The host's copies of a run's log (and phase
+    names) should count against the plan's memory limit, or be bounded in total as printed
+    text is (``Limits.size``)."""
+    got = _python(
+        """
+        import json, resource
+        import planlang
+        from planlang import Limits
+        src = 's = "x" * 999999\\nwhile True:\\n    log(s)\\n'
+        r = planlang.price(src, seeds=1, limits=Limits(seconds=8, memory_mb=256))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({"rss_mb": rss, "problems": [p.message for p in r.problems]}))
+        """
+    )
+    assert got["rss_mb"] < 800, got
