@@ -186,3 +186,33 @@ def test_what_a_plan_logs_is_held_to_its_memory_limit_under_process_isolation() 
         """
     )
     assert got["rss_mb"] < 800, got
+
+
+# -- 7. price: a fan-out of 600,000 thunks is drained thunk by thunk after the plan's end -----
+
+
+def test_a_wide_fan_out_ends_with_the_plans_time_limit_under_process_isolation() -> None:
+    """``f = lambda: 1; r = parallel([f] * 600000)``: one function, so the list crosses as a
+    4.8 MB frame of one handle (well within the frame budget of ``memory_mb`` 2048). The
+    runtime makes a task per thunk; the plan's process is stopped at its limit, and then
+    every task still queued fails on its own, one ``PlanLimitError`` ("its process was
+    stopped") and one thunk problem at a time: ``price`` of ``Limits(seconds=5)`` returned
+    after 17.6 s (581,383 such thunks), with the host at 1.65 GB (300,000 thunks on
+    ``memory_mb=256``: 10-11 s and 700 MB, the plan's process itself small). Once the plan's
+    process is gone the thunks not yet started should be failed together (or the fan-out's
+    tasks bounded and counted)."""
+    got = _python(
+        """
+        import json, time, resource
+        import planlang
+        from planlang import Limits
+        src = "f = lambda: 1\\nr = parallel([f] * 600000)\\nresult = len(r)\\n"
+        t = time.monotonic()
+        r = planlang.price(src, seeds=1, limits=Limits(seconds=5))
+        took = time.monotonic() - t
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({"took": took, "rss_mb": rss,
+                          "problems": [(p.message, p.count) for p in r.problems]}))
+        """
+    )
+    assert got["took"] < 5 + 5, got
