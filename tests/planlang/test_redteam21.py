@@ -216,3 +216,28 @@ def test_a_wide_fan_out_ends_with_the_plans_time_limit_under_process_isolation()
         """
     )
     assert got["took"] < 5 + 5, got
+
+
+# -- 8. the CLI writes a plan's lone surrogate as UTF-8 ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "plan"),
+    [
+        (("run",), "result = chr(55296)\n"),
+        (("price",), "raise ValueError(chr(55296))\n"),
+        (("price", "--html", "-o", "page.html"), "raise ValueError(chr(55296))\n"),
+    ],
+    ids=["run-result", "price-text", "price-html"],
+)
+def test_the_cli_survives_a_lone_surrogate_from_the_plan(tmp_path, args, plan) -> None:
+    """``chr(55296)`` is a str every guard lets through (it crosses the codec escaped). The
+    CLI then writes it as UTF-8, which has no lone surrogates: ``planlang run`` of ``result =
+    chr(55296)`` dies in ``run_records.write_json`` (``Path.write_text``) with a traceback,
+    ``planlang price`` of ``raise ValueError(chr(55296))`` in rich's console write of the
+    problem's message, and ``price --html -o`` in the page's write. (``log(chr(55296))``
+    fails the run as the plan's ``UnicodeEncodeError``: the events file's write.) Text from a
+    plan should be written with its surrogates escaped (``surrogatepass``/
+    ``backslashreplace``), or refused as the plan's error, never a traceback."""
+    done = _cli(tmp_path, plan, *args)
+    assert "Traceback" not in done.stderr + done.stdout, (done.stderr + done.stdout)[-3000:]
