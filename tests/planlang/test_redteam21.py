@@ -241,3 +241,18 @@ def test_the_cli_survives_a_lone_surrogate_from_the_plan(tmp_path, args, plan) -
     ``backslashreplace``), or refused as the plan's error, never a traceback."""
     done = _cli(tmp_path, plan, *args)
     assert "Traceback" not in done.stderr + done.stdout, (done.stderr + done.stdout)[-3000:]
+
+
+# -- 9. check: f-string fields cost the checker 80 us each, PL005 bounds them per f-string only
+
+
+def test_checking_a_plan_of_many_f_string_fields_is_bounded() -> None:
+    """330 lines of ``r = f'{a}{a}...{a}'`` with 999 fields each (each under PL005's 1,000):
+    990 KB, within the 1 MB bound. CPython compiles it in about 1 s; ``check`` took 27.7 s
+    (100 such lines 7.6 s), holding ``_AST_LOCK``: each field is rewritten into a priced call
+    (``fstrings.visit_FormattedValue`` -> ``nodes.priced_text``, ``_call``, ``load``), about
+    80 us of the checker's Python a field. PL005 bounds the fields of one f-string, not of a
+    plan; a bound on the plan's fields in all (or a cheaper rewrite) would keep ``check``
+    within a few seconds."""
+    got = _check_time("""src = "\\n".join(["r = f'" + "{a}" * 999 + "'"] * 330)""")
+    assert got["took"] < 10.0, got
