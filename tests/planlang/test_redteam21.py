@@ -256,3 +256,29 @@ def test_checking_a_plan_of_many_f_string_fields_is_bounded() -> None:
     within a few seconds."""
     got = _check_time("""src = "\\n".join(["r = f'" + "{a}" * 999 + "'"] * 330)""")
     assert got["took"] < 10.0, got
+
+
+@pytest.mark.parametrize(
+    "loop",
+    ["phase(s + str(i))", "agent(s + str(i))"],
+    ids=["phase-names", "agent-prompts"],
+)
+def test_phase_names_and_prompts_are_held_to_the_memory_limit_under_isolation(loop: str) -> None:
+    """The same as the log, through the run's other text words: ``phase`` keeps each distinct
+    name (``Run.phases``, and its event), ``agent`` each worker's prompt (its record; the
+    stand-in answers, up to ``max_agents``, 1,000 by default). ``price`` of ``Limits(seconds=8,
+    memory_mb=64)`` of ``s = "x" * 999990`` and a loop of ``phase(s + str(i))`` left the host
+    at 452 MB; of ``agent(s + str(i))``, 1,019 MB (a plan of 64 MiB; in one process the meter
+    would count them)."""
+    got = _python(
+        f"""
+        import json, resource
+        import planlang
+        from planlang import Limits
+        src = 's = "x" * 999990\\ni = 0\\nwhile True:\\n    {loop}\\n    i += 1\\n'
+        r = planlang.price(src, seeds=1, limits=Limits(seconds=8, memory_mb=64))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({{"rss_mb": rss, "problems": [p.message for p in r.problems]}}))
+        """
+    )
+    assert got["rss_mb"] < 300, got
