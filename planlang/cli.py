@@ -7,6 +7,7 @@ that is not UTF-8 or is too large). User mistakes get one clear line, never a tr
 
 from __future__ import annotations
 
+import io
 import sys
 
 import click
@@ -274,6 +275,9 @@ def doctor_command(as_json: bool, config: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the group, turning every user mistake into exit code 2."""
+    for stream in (sys.stdout, sys.stderr):  # a plan's lone surrogate is shown \ud800
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         cli.main(args=argv, prog_name="planlang", standalone_mode=False)
     except click.exceptions.Exit as done:

@@ -38,10 +38,11 @@ def write_page(html: str, output: str | None) -> None:
         sys.stdout.write(html)
         return
     try:
-        Path(output).write_text(html, encoding="utf-8")
+        Path(output).write_text(html, encoding="utf-8", errors="backslashreplace")
     except OSError as error:
         raise PlanFileError(f"{output}: cannot write: {error.strerror or error}") from None
-    click.echo(f"Wrote {output} ({len(html.encode('utf-8')):,} bytes).", err=True)
+    size = len(html.encode("utf-8", errors="backslashreplace"))
+    click.echo(f"Wrote {output} ({size:,} bytes).", err=True)
 
 
 def run_html(folder: Path, output: str | None) -> None:

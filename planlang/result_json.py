@@ -6,7 +6,10 @@ only a few objects. Such a result is written as a graph: each list or dict reach
 once appears once as ``{"$id": n, "$list": [...]}`` (or ``"$dict"``) and is then referred to as
 ``{"$ref": n}``, the whole wrapped as ``{"$shared": <value>}``. A result with no shared part
 (nearly every one) is plain JSON, as before. Tuples are written as lists and sets as sorted
-lists where they can be sorted; anything else that is not JSON as its ``str``.
+lists where they can be sorted; anything else that is not JSON as its ``str``. An int past
+the 4,300 digits Python's JSON writes (its ``int_max_str_digits``) is written as its digits in
+a text. A dict key that is not text is written as its text at most ``KEY_MOST`` characters
+long (a tuple key of shared parts can be gigabytes as text), made unique if two are alike.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 __all__ = ["decode", "dumps", "encode"]
 
 _CONTAINERS = (list, tuple, dict, set, frozenset)
+KEY_MOST = 1_000  # characters of a key that is not text, written
+_DIGITS_MOST = 4_000  # digits an int may be written with at once, under Python's 4,300
 
 
 def _items(value: Any) -> list[Any]:
@@ -55,6 +60,8 @@ def encode(value: Any) -> Any:
         parent, key, item = stack.pop()
         if not isinstance(item, _CONTAINERS):
             ok = item is None or isinstance(item, str | int | float | bool)
+            if type(item) is int and abs(item) >= _LONG:
+                item = digits(item)  # JSON's writer refuses it: its digits, as text
             parent[key] = item if ok else str(item)
             continue
         if id(item) in ids:
@@ -66,7 +73,9 @@ def encode(value: Any) -> Any:
             out = {}
             entries = []
             for k, v in item.items():
-                name = k if isinstance(k, str) else str(k)
+                name = k if isinstance(k, str) else key_text(k)
+                if name in out:  # two keys alike as text (1 and "1", long keys cut alike)
+                    name = _unique(out, name)
                 out[name] = None
                 entries.append((out, name, v))
             stack.extend(reversed(entries))
@@ -81,6 +90,67 @@ def encode(value: Any) -> Any:
         else:
             parent[key] = out
     return {"$shared": root[0]} if shared else root[0]
+
+
+_LONG = 10**_DIGITS_MOST
+
+
+def digits(n: int) -> str:
+    """The decimal digits of an int of any length, in parts each within Python's limit on
+    one conversion (a 100,000-bit int is about 30,000 digits)."""
+    if abs(n) < _LONG:
+        return str(n)
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    parts: list[str] = []
+    while n >= _LONG:
+        n, low = divmod(n, _LONG)
+        parts.append(str(low).rjust(_DIGITS_MOST, "0"))
+    parts.append(str(n))
+    return sign + "".join(reversed(parts))
+
+
+def key_text(key: Any, most: int = KEY_MOST) -> str:
+    """A key that is not text as text, as ``str`` writes it, but never past ``most``
+    characters (``…`` marks the cut): walked, not made whole and then cut."""
+    out: list[str] = []
+    size = 0
+    stack: list[tuple[bool, Any]] = [(False, key)]
+    while stack and size <= most:
+        literal, item = stack.pop()
+        if literal:
+            text = item
+        elif isinstance(item, tuple | frozenset | list):
+            opening, closing = ("(", ")") if isinstance(item, tuple) else ("frozenset({", "})") \
+                if isinstance(item, frozenset) else ("[", "]")  # fmt: skip
+            members = list(item)[: most - size + 1]  # no more than could be shown
+            tail = "," if isinstance(item, tuple) and len(item) == 1 else ""
+            stack.append((True, tail + closing))
+            for i in reversed(range(len(members))):
+                stack.append((False, members[i]))
+                if i:
+                    stack.append((True, ", "))
+            text = opening
+        elif isinstance(item, str):
+            text = repr(item[: most - size + 1])
+        elif type(item) is int:
+            text = (
+                digits(item)
+                if abs(item) < 10 ** (most + 1)
+                else f"<an int of {item.bit_length()} bits>"
+            )
+        else:
+            text = str(item)[: most - size + 1]
+        out.append(text)
+        size += len(text)
+    joined = "".join(out)
+    return joined if size <= most and not stack else joined[:most] + "…"
+
+
+def _unique(out: dict[str, Any], name: str) -> str:
+    n = 2
+    while f"{name} #{n}" in out:
+        n += 1
+    return f"{name} #{n}"
 
 
 def dumps(value: Any, indent: int | None = 2) -> str:

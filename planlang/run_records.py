@@ -53,7 +53,8 @@ def write_json(path: Path, data: Any, *, text: str | None = None) -> None:
     """Write atomically: a reader sees the old file or the new one, never half of one."""
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_text(text if text is not None else json.dumps(data, indent=2, default=str),
-                   encoding="utf-8")  # fmt: skip
+                   encoding="utf-8", errors="backslashreplace")  # fmt: skip
+    # (a plan's lone surrogate, which UTF-8 cannot hold, is written \ud800: JSON's escape)
     tmp.replace(path)
 
 

@@ -27,7 +27,9 @@ class EventLog:
         self._file: IO[str] | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("a", encoding="utf-8", buffering=1)
+            # a plan's lone surrogate, which UTF-8 cannot hold, is written \ud800: JSON's escape
+            self._file = self.path.open("a", encoding="utf-8", buffering=1,
+                                        errors="backslashreplace")  # fmt: skip
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
         with self._lock:

@@ -74,8 +74,9 @@ def _cli(tmp_path, plan: str, *args: str, timeout: float = 120.0, address_space:
         if address_space:
             import resource
 
-            resource.setrlimit(resource.RLIMIT_AS,
-                               (address_space, resource.getrlimit(resource.RLIMIT_AS)[1]))
+            resource.setrlimit(
+                resource.RLIMIT_AS, (address_space, resource.getrlimit(resource.RLIMIT_AS)[1])
+            )
 
     return subprocess.run([sys.executable, "-m", "planlang", *args, "plan.py"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=timeout,
