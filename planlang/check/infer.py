@@ -51,12 +51,17 @@ _CONTAINER_CALLS = {"dict": "dict", "list": "list", "sorted": "list", "set": "se
 _TRUSTED = _INT_CALLS | set(_CONTAINER_CALLS) | {"range", "abs"}
 
 
+_Memo = dict[int, tuple[ast.AST, str | None]]  # a node's id: the node (held) and its kind
+
+
 class Kinds:
     """``kind(expr)``: "int", "num", "dict", "list", "set", "strs", "str" or None, for
     expressions of the source."""
 
     def __init__(self, tree: ast.Module):
         self._name_kind: dict[int, str] = {}
+        self._kinds: _Memo = {}  # ``kind``'s, node by node
+        self._targets: dict[int, set[str]] = {}  # the names each module statement assigns
         self._work = MAX_WORK
         found = Collector(tree)
         self._walrus = found.walrus
@@ -103,17 +108,24 @@ class Kinds:
         it (that does not read it)? Then no module-level read can see a host value."""
         index, read = self._first.get(name, (-1, True))
         statement = module.body[index] if index >= 0 else None
-        return (
-            not read
-            and isinstance(statement, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
-        )
+        if read or not isinstance(statement, ast.Assign):
+            return False
+        names = self._targets.get(index)
+        if names is None:  # once a statement: ``a0 = a1 = ... = 1`` asked for every name
+            names = {t.id for t in statement.targets if isinstance(t, ast.Name)}
+            self._targets[index] = names
+        return name in names
 
     # -- queries -------------------------------------------------------------------------
 
     def kind(self, expr: ast.AST | None) -> str | None:
-        """The kind of an expression of the original tree (before the policy rewrites it)."""
-        return self._expr_kind(expr, lambda name: self._name_kind.get(id(name)))
+        """The kind of an expression of the original tree (before the policy rewrites it),
+        each node's found once: the policy asks at every level of ``y+y+...+y``, and each
+        level's walk of all below it made a check quadratic (red team 21: 50 s)."""
+        return self._expr_kind(expr, self._final_lookup, self._kinds)
+
+    def _final_lookup(self, name: ast.Name) -> str | None:
+        return self._name_kind.get(id(name))
 
     def native_binop(self, node: ast.BinOp) -> bool:
         """True when ``node`` needs no size guard: integers that cannot blow up."""
@@ -256,14 +268,27 @@ class Kinds:
 
     # -- expressions ---------------------------------------------------------------------
 
-    def _expr_kind(self, expr: ast.AST | None, lookup) -> str | None:
+    def _expr_kind(self, expr: ast.AST | None, lookup, memo: _Memo | None = None) -> str | None:
+        if memo is not None and isinstance(expr, ast.BinOp | ast.UnaryOp | ast.IfExp):
+            hit = memo.get(id(expr))
+            if hit is not None and hit[0] is expr:  # the node held: its id is not reused
+                return hit[1]
+            kind = self._kind_of(expr, lookup, memo)
+            memo[id(expr)] = (expr, kind)
+            return kind
+        return self._kind_of(expr, lookup, memo)
+
+    def _kind_of(self, expr: ast.AST | None, lookup, memo: _Memo | None) -> str | None:
         if isinstance(expr, ast.Constant):
             kind = type(expr.value)
             return "int" if kind is int or kind is bool else "num" if kind is float else None
         if isinstance(expr, ast.Name):
             return lookup(expr)
         if isinstance(expr, ast.BinOp):
-            left, right = self._expr_kind(expr.left, lookup), self._expr_kind(expr.right, lookup)
+            left, right = (
+                self._expr_kind(expr.left, lookup, memo),
+                self._expr_kind(expr.right, lookup, memo),
+            )
             both = {left, right}
             if both <= {"int", "?"} and isinstance(expr.op, (*INT_SAFE_OPS, ast.Mult)):
                 return "int" if "int" in both else "?"
@@ -273,9 +298,12 @@ class Kinds:
                 return "?"  # a number once the other side is proven one
             return None
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd | ast.Invert):
-            return self._expr_kind(expr.operand, lookup)
+            return self._expr_kind(expr.operand, lookup, memo)
         if isinstance(expr, ast.IfExp):
-            a, b = self._expr_kind(expr.body, lookup), self._expr_kind(expr.orelse, lookup)
+            a, b = (
+                self._expr_kind(expr.body, lookup, memo),
+                self._expr_kind(expr.orelse, lookup, memo),
+            )
             return a if a == b else None
         if isinstance(expr, ast.Dict | ast.DictComp):
             return "dict"

@@ -26,12 +26,15 @@ from planlang.check.nodes import (
     is_int_constant,
 )
 
-__all__ = ["MAX_FUNCTIONS", "PlanPolicy", "RawProblem"]
+__all__ = ["MAX_FUNCTIONS", "MAX_KEYWORDS", "PlanPolicy", "RawProblem"]
 
 # functions, lambdas and comprehensions per plan: each is a code object in the module's
 # constants, and CPython merges those in quadratic time when many look alike (60,000
 # ``f = lambda: x`` took compile 99 s); 1,000 alike compile in about 20 ms
 MAX_FUNCTIONS = 1000
+# Keyword arguments of one call: CPython's compiler looks for a repeated one pair by pair
+# (60,000 took 21 s to check; red team 21); 1,000 compile in about 10 ms.
+MAX_KEYWORDS = 1000
 _FUNCTION_NODES = frozenset({ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
                              ast.DictComp, ast.GeneratorExp})  # fmt: skip
 
@@ -220,6 +223,10 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        if len(node.keywords) > MAX_KEYWORDS:  # before its keywords are each visited
+            self.problem(node, "PL007", f"a call may have at most {MAX_KEYWORDS:,} keyword "
+                         f"arguments; this one has {len(node.keywords):,}")  # fmt: skip
+            return node
         # RestrictedPython's own eval/exec message would repeat ours (check_name refuses both).
         needs_apply = any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
