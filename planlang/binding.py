@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from planlang.check import CheckResult
-from planlang.errors import PlanRuntimeError
+from planlang.errors import PlanError, PlanRuntimeError
 from planlang.isolation.mode import calling_line
 from planlang.sandbox.inprocess import Sandbox, current_meter, set_current_meter
 from planlang.sandbox.limits import Limits
@@ -89,7 +89,10 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         )
 
     def parallel(thunks: Iterable[Callable[[], Any]]) -> list[Any]:
-        return run.parallel(_metered(thunks))
+        try:
+            return run.parallel(_metered(thunks))
+        except _PlanEnded as ended:
+            raise ended.error from None
 
     def stream(
         thunks: Iterable[Callable[[], Any]], then: Callable[[Any], Any] | None = None
@@ -152,11 +155,28 @@ def _metered(thunks: Iterable[Callable[[], Any]]) -> Iterable[Callable[[], Any]]
     return (_with_meter(meter, thunk) for thunk in thunks)
 
 
+class _PlanEnded(RunError):
+    """The plan ended (a limit, its process stopped) while its fan-out had thunks left: the
+    fan-out stops, as for any RunError, and the plan's word raises ``error``. Each thunk left
+    failed on its own before, one event each: 600,000 of them took 12 s past a 5 s plan and
+    1.6 GB of the host (red team 21)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _with_meter(meter: Any, thunk: Callable[[], Any]) -> Callable[[], Any]:
     def metered() -> Any:
+        if meter.tripped is not None:
+            raise _PlanEnded(meter.tripped)
         previous = set_current_meter(meter)
         try:
             return thunk()
+        except PlanError:
+            if meter.tripped is not None:
+                raise _PlanEnded(meter.tripped) from None
+            raise
         finally:
             set_current_meter(previous)
 
@@ -193,6 +213,8 @@ class _Located:
     def __next__(self) -> Any:
         try:
             return next(self._items)
+        except _PlanEnded as ended:
+            raise ended.error from None
         except FanOutDeadlock as error:
             if error.line is None:
                 error.line = self._origins.caller_line()

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import FanOutDeadlock
+from .errors import FanOutDeadlock, RunError
 from .stream_deps import items_running, note_take
 
 if TYPE_CHECKING:
@@ -104,6 +104,8 @@ class Stream:
             result = self._fan_out.guarded(index, thunk)
         except BaseException as exc:  # a RunError ends the run: the consumer re-raises it
             error = exc
+            if isinstance(exc, RunError):  # and the items not started never start: 600,000
+                self._cancel_waiting()  # each ran to raise it again (red team 21)
         finally:
             items.pop()
         self._done.put((index, result, error))
@@ -144,6 +146,11 @@ class Stream:
             with self._turn:
                 self._owner = None
                 self._turn.notify()
+
+    def _cancel_waiting(self) -> None:
+        with self._lock:
+            self._outstanding -= len(self._waiting)
+            self._waiting.clear()
 
     def close(self, why: BaseException | None = None) -> None:
         """Cancel the items not yet started; later takers get ``why`` again (or stop)."""
