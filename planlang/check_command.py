@@ -182,7 +182,8 @@ def _report(problems: list[Problem], errors: list[str], checked: int, output_for
         n = len(problems)
         click.echo(f"Found {n} problem{'s' if n != 1 else ''}.", err=True)
     elif not errors:
-        click.echo(f"All {checked} plan{'s' if checked != 1 else ''} passed the check.", err=True)
+        said = "The plan passed" if checked == 1 else f"All {checked} plans passed"
+        click.echo(f"{said} the check.", err=True)
 
 
 def _data(text: str) -> str:

@@ -146,7 +146,7 @@ def test_stdin_over_the_size_of_a_file_is_refused_as_a_file_is(tmp_path):
 
 def test_stdin_in_utf8_with_a_bom_passes(tmp_path):
     done = _check_stdin(tmp_path, "\ufeffresult = 'café'\n".encode())
-    assert (done.returncode, done.stderr) == (0, b"All 1 plan passed the check.\n")
+    assert (done.returncode, done.stderr) == (0, b"The plan passed the check.\n")
 
 
 def test_run_without_an_endpoint_says_what_to_set_at_a_shell(plan, capsys, monkeypatch):
@@ -209,7 +209,7 @@ def test_check_takes_the_project_given_by_config(tmp_path, capsys):
     path = tmp_path / "plan.py"
     path.write_text('result = notes.search(query="deadline")\n')
     code, _, err = run(["check", str(path), "--config", str(tmp_path / "mcp.toml")], capsys)
-    assert (code, err) == (0, "All 1 plan passed the check.\n")
+    assert (code, err) == (0, "The plan passed the check.\n")
     code, _, _ = run(["check", str(path)], capsys)
     assert code == 1  # no planlang.toml above: 'notes' is undefined
     code, _, err = run(["check", str(path), "--config", str(tmp_path / "none.toml")], capsys)
