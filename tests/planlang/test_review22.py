@@ -71,3 +71,74 @@ def test_a_drawn_branch_that_cannot_hold_does_not_refuse_the_schema(
     schema: dict[str, Any],
 ) -> None:
     _valid_on_every_seed(schema)
+
+
+# 3. MCP run_status says a run's end before its record is written, and says it wrongly: a
+# run stopped at its cap is "cancelled" (the server's own run.cancel) and a completed run with
+# a failed worker "completed" until planlang.mcp.server._watch has written its record; only
+# then does it say "stopped-at-budget" or "failed". A client that polls run_status until the
+# run is not "running" (as tests/planlang/test_newuser21.py's _wait does) reads the wrong
+# status, and `planlang show` of the run still says "running".
+
+_KEY = "sk-test-secret-0123456789abcdef0123456789"
+
+
+@pytest.fixture
+def held_service(tmp_path, monkeypatch):
+    """A PlanService whose runs' end records wait until the test releases them."""
+    import threading
+
+    import planlang.mcp.server as server
+    from planlang.mcp.server import PlanService
+    from planlang.project import load_project
+    from runtime.testing import FakeOpenAI
+
+    (tmp_path / "planlang.toml").write_text(
+        '[planlang]\nretries = 0\n[planlang.roles.dear]\nmodel = "m"\nprice = 1.0\n'
+        '[gate]\nmax_median = 10\n[state]\ngate_key = "gate.key"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    writing, release = threading.Event(), threading.Event()
+    write_end = server.write_end
+
+    def held_write_end(*args: Any, **kwargs: Any) -> None:
+        writing.set()
+        release.wait(60)  # a hang guard only
+        write_end(*args, **kwargs)
+
+    monkeypatch.setattr(server, "write_end", held_write_end)
+    with FakeOpenAI(api_key=_KEY) as fake:
+        monkeypatch.setenv("LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("LLM_API_KEY", _KEY)
+        yield PlanService(load_project(tmp_path / "planlang.toml")), fake, writing, release
+        release.set()
+
+
+def _status_while_its_record_is_written(held_service, plan: str, **run: Any) -> tuple[str, str]:
+    plans, _fake, writing, release = held_service
+    submitted = plans.submit_plan(plan)
+    assert submitted["status"] == "approved", submitted
+    run_id = plans.run_plan(submitted["id"], **run)["run_id"]
+    assert writing.wait(60), "the run did not end"  # a hang guard only
+    meanwhile = plans.run_status(run_id)["status"]
+    release.set()
+    plans._runs[run_id].saved.wait(60)
+    return meanwhile, plans.run_status(run_id)["status"]
+
+
+def test_mcp_run_status_of_a_run_stopped_at_its_cap_is_never_cancelled(held_service) -> None:
+    plan = 'xs = parallel([lambda i=i: agent(f"p{i}", model="dear") for i in range(3)])\n'
+    meanwhile, final = _status_while_its_record_is_written(
+        held_service, plan + "result = xs\n", budget=1.0
+    )
+    assert final == "stopped-at-budget"
+    assert meanwhile in ("running", final), f"run_status said {meanwhile!r}, then {final!r}"
+
+
+def test_mcp_run_status_of_a_run_with_a_failed_worker_is_never_completed(held_service) -> None:
+    _plans, fake, _writing, _release = held_service
+    fake.fail_next("500")  # the one worker's one call fails (retries = 0): the worker fails
+    meanwhile, final = _status_while_its_record_is_written(held_service,
+                                                            'result = agent("q")\n')  # fmt: skip
+    assert final == "failed"
+    assert meanwhile in ("running", final), f"run_status said {meanwhile!r}, then {final!r}"
