@@ -142,3 +142,37 @@ def test_mcp_run_status_of_a_run_with_a_failed_worker_is_never_completed(held_se
                                                             'result = agent("q")\n')  # fmt: skip
     assert final == "failed"
     assert meanwhile in ("running", final), f"run_status said {meanwhile!r}, then {final!r}"
+
+
+# 4. The text a run keeps for its plan counts against memory_mb only as log messages, phase
+# names and prompts that are str (planlang/binding.py _Kept.add, called from agent/phase/log):
+# under process isolation a worker's label, data and system, and a prompt that is not text
+# (written out by prompt_text, bounded per prompt only), cross as host copies counted by no
+# meter. With a 1 MB value in a `while True` loop and Limits(seconds=8, memory_mb=64) the host
+# held (tracemalloc peak) 1,580 MB for label=, 717 MB for data=, 656 MB for system= and
+# 505 MB for agent([s, i]), against 92 MB for agent(s + str(i)), which ends as memory.
+# Here a fixed 300 such workers (300 MB kept, well within max_agents) should end as memory.
+
+
+@pytest.mark.parametrize("call", [
+    'agent("q", label=s + str(i))',
+    'agent("q", data=s + str(i))',
+    'agent("q", system=s + str(i))',
+    "agent([s, i])",
+])  # fmt: skip
+def test_what_a_worker_keeps_is_held_to_the_memory_limit_under_isolation(call: str) -> None:
+    from host_process import python_json
+
+    got = python_json(
+        f"""
+        import json
+        import planlang
+        from planlang import Limits
+        src = 's = "x" * 999990\\nfor i in range(300):\\n    {call}\\nresult = 1\\n'
+        r = planlang.price(src, seeds=1, limits=Limits(seconds=200, memory_mb=64))
+        print(json.dumps({{"problems": [p.message for p in r.problems]}}))
+        """,
+        240.0,
+        "process",
+    )
+    assert any(p.startswith("memory:") for p in got["problems"]), got
