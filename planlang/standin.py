@@ -157,10 +157,15 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
     if _exact(key):  # the maker honours every keyword used: no need to validate its output
         return make(rng)
     last: list[str] = []
+    refused: list[str] = []
     for tried in range(_TRIES):
         tick_chunk()  # each try may be long: none starts past the plan's deadline
         try:
             value = make(rng)
+        except UnsatisfiableSchema as why:  # a drawn branch the rest contradicts: another try
+            refused.append(str(why))
+            last = [str(why)]
+            continue
         except AnswerTooLarge:
             if not tried:
                 raise
@@ -178,6 +183,8 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
         if not errors:
             return value
         last = [_where(e) for e in errors]
+    if len(refused) == _TRIES and len(set(refused)) == 1:  # each try met one contradiction
+        raise UnsatisfiableSchema(refused[0])
     raise UnsatisfiableSchema(  # not proved unsatisfiable: the stand-in's tries all failed
         f"the stand-in made no answer that satisfies the JSON schema in {_TRIES} tries: "
         f"{'; '.join(last)}"

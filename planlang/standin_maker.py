@@ -134,12 +134,8 @@ class Maker:
             return self.make({"allOf": parts}, depth + 1)
         if "allOf" in schema:
             return self.make(self._merged(schema), depth + 1)
-        if (
-            isinstance(schema.get("not"), dict)
-            and _FLIPPED.keys() >= set(schema["not"]) - {"type"}
-            and set(schema["not"]) - {"type"}
-        ):  # not a bound: the bound the other way
-            flipped = {_FLIPPED[k]: v for k, v in schema["not"].items() if k in _FLIPPED}
+        flipped = _flipped(schema)
+        if flipped is not None:  # not one bound: the bound the other way
             rest = {k: v for k, v in schema.items() if k != "not"}
             return self.make({"allOf": [rest, flipped]}, depth + 1)
         kind = schema.get("type")
@@ -168,6 +164,7 @@ class Maker:
         names joined, any other keyword the first one's. A new dict each level: the plan's
         schema is never changed."""
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        joined: dict[str, list[Any]] = {}  # a property's parts, one allOf for all of them
         for part in schema["allOf"]:
             part = (
                 self.resolve(part["$ref"])
@@ -183,7 +180,13 @@ class Maker:
                 if k == "properties" and isinstance(v, dict):
                     props = dict(merged.get("properties") or {})
                     for name, sub in v.items():
-                        props[name] = {"allOf": [props[name], sub]} if name in props else sub
+                        if name in joined:
+                            joined[name].append(sub)
+                        elif name in props:  # met by both: 70 parts were 70 levels deep
+                            joined[name] = [props[name], sub]
+                            props[name] = {"allOf": joined[name]}
+                        else:
+                            props[name] = sub
                     merged["properties"] = props
                 elif k == "required" and isinstance(v, list):
                     merged["required"] = [*merged.get("required", []), *v]
@@ -420,6 +423,21 @@ def _other_kind(types: Any) -> str:
     if "number" in barred:
         barred.add("integer")
     return next((k for k in _KIND_ORDER if k not in barred), "null")
+
+
+def _flipped(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The bound a ``not`` of one bound leaves (``not: {minimum: 0}``: below 0), if that is
+    what it is and it bounds this schema's own kind; None for any other ``not`` (``not`` of a
+    range is either side of it: the check judges what the kind's maker makes)."""
+    negated = schema.get("not")
+    if not isinstance(negated, dict):
+        return None
+    bounds = [k for k in negated if k in _FLIPPED]
+    if len(bounds) != 1 or set(negated) - {bounds[0], "type"}:
+        return None
+    if "type" in negated and negated["type"] != schema.get("type"):
+        return None  # not (a string, and at least 5): every integer passes it
+    return {_FLIPPED[bounds[0]]: negated[bounds[0]]}
 
 
 def _drawn_format(fmt: str, rng: random.Random) -> str:
