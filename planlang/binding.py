@@ -18,6 +18,7 @@ from planlang.errors import PlanError, PlanRuntimeError
 from planlang.isolation.mode import calling_line
 from planlang.sandbox.inprocess import Sandbox, current_meter, set_current_meter
 from planlang.sandbox.limits import Limits
+from planlang.sandbox.walks import text_size
 from planlang.sandbox.wall import HostWord
 from runtime import FanOutDeadlock, Run, RunCancelled, RunError
 from runtime.json_schema import on_steps
@@ -76,7 +77,7 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         sample: int = 0,
         check: Callable[[Any], Any] | None = None,
     ) -> Any:
-        kept.add(prompt)
+        kept.add(prompt, label, system, data, schema)
         return run.agent(
             prompt,
             schema=schema,
@@ -92,12 +93,14 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         try:
             return run.parallel(_metered(thunks))
         except _PlanEnded as ended:
-            raise ended.error from None
+            raise ended.error.with_traceback(None) from None  # one error, many threads
 
     def stream(
         thunks: Iterable[Callable[[], Any]], then: Callable[[Any], Any] | None = None
     ) -> Iterator[tuple[int, Any]]:
-        return _Located(iter(run.stream(_metered(thunks), then)), origins)
+        meter = current_meter()  # its second stage too works for the plan (the stand-in, _Kept)
+        staged = then if then is None or meter is None else _with_meter(meter, then)
+        return _Located(iter(run.stream(_metered(thunks), staged)), origins)
 
     def phase(name: str) -> None:
         kept.add(name)
@@ -130,19 +133,22 @@ class _Kept:
         self.chars = 0
         self._lock = threading.Lock()
 
-    def add(self, text: object) -> None:
-        if not isinstance(text, str):
-            return  # the runtime writes it out bounded (``prompt_text``)
+    def add(self, *values: object) -> None:
+        """Count what the run keeps of ``values`` (their text: a worker's record holds its
+        prompt, label, system text, data and schema as the messages it sent)."""
         meter = current_meter()
         if meter is None:
             return
+        room = meter.memory_cap - self.chars + 1
+        size = sum(len(v) if type(v) is str else 0 if v is None else text_size(v, room)
+                   for v in values)  # fmt: skip
         with self._lock:
-            self.chars += len(text)
+            self.chars += size
             chars = self.chars
         if chars > meter.memory_cap:
-            meter.trip("memory", f"The run keeps {chars // 2**20} MiB of the plan's text (log "
-                       "messages, phase names, prompts), past its limit of "
-                       f"{meter.limits.memory_mb} MiB.")  # fmt: skip
+            meter.trip("memory", f"The run keeps {chars / 2**20:,.1f} MiB of the plan's text "
+                       "(log messages, phase names, workers' prompts and data), past its limit "
+                       f"of {meter.limits.memory_mb} MiB.")  # fmt: skip
 
 
 def _metered(thunks: Iterable[Callable[[], Any]]) -> Iterable[Callable[[], Any]]:
@@ -166,13 +172,13 @@ class _PlanEnded(RunError):
         self.error = error
 
 
-def _with_meter(meter: Any, thunk: Callable[[], Any]) -> Callable[[], Any]:
-    def metered() -> Any:
+def _with_meter(meter: Any, thunk: Callable[..., Any]) -> Callable[..., Any]:
+    def metered(*args: Any) -> Any:
         if meter.tripped is not None:
             raise _PlanEnded(meter.tripped)
         previous = set_current_meter(meter)
         try:
-            return thunk()
+            return thunk(*args)
         except PlanError:
             if meter.tripped is not None:
                 raise _PlanEnded(meter.tripped) from None
@@ -214,7 +220,7 @@ class _Located:
         try:
             return next(self._items)
         except _PlanEnded as ended:
-            raise ended.error from None
+            raise ended.error.with_traceback(None) from None  # one error, many threads
         except FanOutDeadlock as error:
             if error.line is None:
                 error.line = self._origins.caller_line()

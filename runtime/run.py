@@ -14,6 +14,7 @@ order, so nesting can never deadlock the pool.
 
 from __future__ import annotations
 
+import operator
 import queue
 import threading
 import time
@@ -281,6 +282,8 @@ class Run(RunView):
             model = model if isinstance(model, str) else None
             label = label if isinstance(label, str) else None
             sample, unfit = 0, unfit or wrong
+        else:
+            sample = operator.index(sample)  # a plain int (a numpy one is taken too)
         record = self._admit_worker(prompt, model, label)
         if record.status == "refused":
             return None

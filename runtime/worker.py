@@ -13,6 +13,7 @@ and a rerun replays the same turns for free.
 from __future__ import annotations
 
 import copy
+import operator
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -104,7 +105,11 @@ def argument_problem(model: Any, label: Any, sample: Any) -> str | None:
     for name, value in (("model", model), ("label", label)):
         if value is not None and not isinstance(value, str):
             return f"The worker's {name} is not text: {type(value).__name__} was given."
-    if type(sample) is not int or sample < 0:
+    try:  # a numpy integer is a whole number too
+        whole = None if isinstance(sample, bool) else operator.index(sample)
+    except TypeError:
+        whole = None
+    if whole is None or whole < 0:
         shown = repr(sample) if type(sample) in (int, float, bool) else type(sample).__name__
         return f"The worker's sample is not a whole number of 0 or more: {shown} was given."
     return None

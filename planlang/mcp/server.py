@@ -115,18 +115,20 @@ class PlanService:
             if self.project.budget is not None:  # a team's budget on the server, as the CLI's
                 llm.budget = open_shared_budget(self.project, budget if budget is not None
                                                 else settings.cap)  # fmt: skip
-        except PlanFileError as error:
-            client.close()
-            raise ServiceError(str(error)) from None
-        # the CLI's records, written as it writes them: a fresh folder (two runs in one second
-        # are two runs), listed as running from the start, so `planlang runs`, `show`,
-        # `raise` and `cancel` reach it live, and a server killed mid-run leaves it interrupted
-        folder = new_run_folder(self.project.state_dir / "runs", approved.sha256)
-        write_start(folder, filename=approved.filename, sha256=approved.sha256, mode="collect",
-                    cap=llm.budget.cap)  # fmt: skip
-        (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for the report
-        run = start_run(approved, llm, title=approved.filename,
-                        events_path=folder / "events.jsonl")  # fmt: skip
+            # the CLI's records, written as it writes them: a fresh folder (two runs in one
+            # second are two runs), listed as running from the start, so `planlang runs`,
+            # `show`, `raise` and `cancel` reach it live, and a server killed mid-run leaves
+            # it interrupted
+            folder = new_run_folder(self.project.state_dir / "runs", approved.sha256)
+            write_start(folder, filename=approved.filename, sha256=approved.sha256,
+                        mode="collect", cap=llm.budget.cap)  # fmt: skip
+            (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for report
+            run = start_run(approved, llm, title=approved.filename,
+                            events_path=folder / "events.jsonl")  # fmt: skip
+        except (PlanFileError, OSError) as error:  # nothing started: nothing left open
+            _close(llm, client)
+            message = error.message if isinstance(error, PlanFileError) else str(error)
+            raise ServiceError(f"The run could not start: {message}") from None
         served = _Served(run, folder)
         with self._lock:
             self._runs[folder.name] = served
@@ -150,13 +152,10 @@ class PlanService:
             if status == "completed" and failure_groups(run.threads_json()):
                 status = "failed"  # as the CLI says it: some worker failed
             write_end(folder, status=status, run=run, result=run.result, cap=run.llm.budget.cap)
+            served.status = status  # as recorded: run_status said "running" until now
         finally:
-            served.status = status or "failed"
             served.saved.set()
-            if run.llm.ledger is not None:
-                run.llm.ledger.close()
-            run.llm.budget.close()
-            client.close()
+            _close(run.llm, client)
 
     def _run(self, run_id: str) -> _Served:
         with self._lock:
@@ -168,7 +167,11 @@ class PlanService:
     def run_status(self, run_id: str) -> dict[str, Any]:
         served = self._run(run_id)
         run = served.run
-        return {"run_id": run_id, "status": served.status or run.status,
+        # an ended run is "running" until its record is written: the watcher may still stop it
+        # at its cap (run.status then reads "cancelled") or find a failed worker ("completed")
+        status = served.status if served.saved.is_set() else "created" if run.status == \
+            "created" else "running"  # fmt: skip
+        return {"run_id": run_id, "status": status or run.status,
                 "statusline": run.statusline(), "accounting": run.accounting.to_dict()}  # fmt: skip
 
     def run_result(self, run_id: str) -> dict[str, Any]:
@@ -195,6 +198,13 @@ class PlanService:
             parts.append("## MCP tools a plan may call (docs/MCP.md)\n\n```json\n"
                          + json.dumps(tools.describe(), indent=2) + "\n```\n")  # fmt: skip
         return "\n".join(parts)
+
+
+def _close(llm: Any, client: Any) -> None:
+    if llm.ledger is not None:
+        llm.ledger.close()
+    llm.budget.close()
+    client.close()
 
 
 def _plain(data: Any) -> Any:
