@@ -217,3 +217,36 @@ def test_planlang_run_keeps_every_key_of_the_result(tmp_path) -> None:
     done = _cli(tmp_path, "result = {chr(55357) + chr(56832): 1, chr(128512): 2}\n", "run")
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(json.loads(_result_text(tmp_path))) == 2, _result_text(tmp_path)
+
+
+# -- 5. price: agent's other texts are kept in the host, uncounted, under process isolation ---
+
+
+@pytest.mark.parametrize(
+    "loop",
+    ['agent("q", system=s + str(i))', 'agent("q", label=s + str(i))',
+     'agent("q", data=s + str(i))', 'agent("q", data=[s + str(i)])'],
+    ids=["system", "label", "data", "data-list"],
+)  # fmt: skip
+def test_agents_other_texts_are_held_to_the_memory_limit_under_isolation(loop: str) -> None:
+    """Red team 21's prompt loop, through agent's other arguments: ``_Kept`` counts
+    ``prompt`` (and phase names, log messages) against ``memory_mb``, but not ``system``,
+    ``label`` or ``data``, which the run keeps just as well (the worker's record, its label
+    in ``WorkerOrigins.lines`` and the run's events, the request built from the data). ``price``
+    of ``Limits(seconds=8, memory_mb=64)`` of ``s = "x" * 999990`` and a loop of
+    ``agent("q", system=s + str(i))`` left the host holding 936 MB (traced); ``label=``
+    1,420 MB; ``data=`` 885 MB; ``data=[...]`` 870 MB: a plan of 64 MiB, ended only by its
+    time limit (prompt= is now held under 300 MB)."""
+    got = _python(
+        f"""
+        import json, tracemalloc
+        import planlang
+        from planlang import Limits
+        src = 's = "x" * 999990\\ni = 0\\nwhile True:\\n    {loop}\\n    i += 1\\n'
+        tracemalloc.start()  # what the host holds, not what its allocator keeps back
+        r = planlang.price(src, seeds=1, limits=Limits(seconds=8, memory_mb=64))
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        print(json.dumps({{"held_mb": peak, "problems": [p.message for p in r.problems]}}))
+        """
+    )
+    assert got["held_mb"] < 300, got
