@@ -15,7 +15,8 @@ from urllib.parse import unquote
 from runtime.linear_regex import watching
 
 __all__ = ["ANSWER_MOST", "AnswerTooLarge", "OutOfTime", "UnsatisfiableSchema", "budget", "fits",
-           "guess_kind", "least_size", "resolve_ref", "spend", "tick", "tick_chunk"]  # fmt: skip
+           "guess_kind", "least_size", "resolve_ref", "spend", "tick", "tick_chunk",
+           "value_size"]  # fmt: skip
 
 # The most items and characters an answer of the stand-in's may need at least: a model's reply
 # is bounded by its tokens, and the stand-in builds its answer, its text and its parse in the
@@ -151,6 +152,25 @@ def _anchored(root: Any, anchor: str) -> Any:
     return None
 
 
+def value_size(value: Any, most: int = ANSWER_MOST + 1) -> int:
+    """A listed value's items and characters (a text counts its characters), counted up to
+    ``most``: a const of 8,000 lists repeated 1,000 times is 8 million, not 1,000."""
+    if type(value) is str:
+        return max(1, len(value))
+    if not isinstance(value, list | dict):
+        return 1
+    size, stack = 0, [value]
+    while stack and size < most:
+        item = stack.pop()
+        size += max(1, len(item)) if type(item) is str else 1
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            size += len(item)  # the keys
+            stack.extend(item.values())
+    return size
+
+
 _VISITS = 10_000  # nodes one count looks at: past them a node counts 1 (a lower bound still)
 
 
@@ -194,8 +214,12 @@ class _Count:
         if kind is None:
             if "$ref" in schema:
                 return self.least(resolve_ref(self.root, schema["$ref"]), depth + 1)
-            if "const" in schema or "enum" in schema:
-                return 1
+            if "const" in schema:  # the value itself, as large as it is (red team 22)
+                return value_size(schema["const"], most)
+            if "enum" in schema:
+                enum = schema["enum"]
+                return min((value_size(v, most) for v in enum), default=1) if isinstance(
+                    enum, list) else 1  # fmt: skip
             for key in ("oneOf", "anyOf"):
                 choices = schema.get(key)
                 if isinstance(choices, list) and choices:
