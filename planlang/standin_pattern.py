@@ -6,8 +6,8 @@ satisfy the JSON schema". Here the pattern is read by Python's own parser (close
 syntax for what schemas use) and walked, a repeat count and an alternative drawn at each step.
 RE2's search, the check every answer meets, has the last word: a pattern this reads otherwise
 than RE2 only costs a candidate, never a wrong answer. What RE2 and JSON Schema (ECMA-262)
-write and Python's parser does not read (``\\p{L}``, ``[[:alpha:]]``, ``(?<name>...)``, a flag
-after the start, ``\\Q...\\E``, ``\\z``) is first rewritten to a pattern matching a subset
+write and Python's parser does not read (``\\p{L}``, ``(?<name>...)``, a flag after the start,
+``\\z``) is first rewritten to a pattern matching a subset
 of the same strings (``_readable``): a subset is enough to build from.
 """
 
@@ -95,9 +95,6 @@ def _parsed(pattern: str) -> Any:
 # every string built from these is in the class, which is all a candidate needs
 _UNICODE = {"L": "A-Za-z", "Lu": "A-Z", "Ll": "a-z", "N": "0-9", "Nd": "0-9", "P": "!-/",
             "Z": " ", "Zs": " ", "S": "$+<=>^`|~", "Sm": "+<=>|~"}  # fmt: skip
-_POSIX = {"alpha": "A-Za-z", "digit": "0-9", "alnum": "A-Za-z0-9", "upper": "A-Z",
-          "lower": "a-z", "space": " ", "blank": " ", "xdigit": "0-9A-Fa-f", "word": "\\w",
-          "punct": "!-/", "print": " -~", "graph": "!-~", "cntrl": "\\x01-\\x1f"}  # fmt: skip
 _GROUP_NAME = re.compile(r"\(\?<(?=[A-Za-z_])")  # ECMA's and RE2's ``(?<name>``
 _FLAGS_GROUP = re.compile(r"\(\?[imsU]*(?:-[imsU]*)?\)")  # ``(?i)``: global in Python
 _SCOPED_FLAGS = re.compile(r"\(\?[imsU]*(?:-[imsU]*)?:")  # ``(?i:...)``; RE2's U Python lacks
@@ -111,14 +108,10 @@ def _readable(pattern: str) -> str:
     for a dot), so dropping it keeps a subset; a negated Unicode class (``\\P{L}``) or a
     script (``\\p{Greek}``) is left for the parser to refuse (no candidate, never a wrong one).
     Linear in the pattern's length, as an adversary may write it."""
-    pattern = re.sub(r"\\Q(.*?)(?:\\E|$)", lambda m: re.escape(m.group(1)), pattern,
-                     flags=re.S)  # fmt: skip
     pattern = _GROUP_NAME.sub("(?P<", pattern)
     pattern = _FLAGS_GROUP.sub("", pattern)
     pattern = _SCOPED_FLAGS.sub("(?:", pattern)
     pattern = pattern.replace("\\z", "\\Z")
-    for name, members in _POSIX.items():
-        pattern = pattern.replace(f"[:{name}:]", members)
 
     out: list[str] = []
     inside, negated, at = False, False, 0  # one pass: whether each ``\\p`` is in a class

@@ -73,15 +73,80 @@ def watching(told: Callable[[int], None]) -> Iterator[None]:
         _WATCHER.told = previous
 
 
-# ECMA-262's ``\uXXXX`` (JSON Schema's patterns are ECMA's), which RE2 writes ``\x{XXXX}``;
-# an escaped backslash before a ``u`` is taken as the pair it is, so ``\\u0041`` stays.
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.S)
+# ECMA-262's own meanings (JSON Schema's patterns are ECMA's) written as RE2 reads them:
+# ``\uXXXX`` is ``\x{XXXX}`` (a surrogate pair the character it makes); ``\s`` is ECMA's white
+# space and line ends, not RE2's six ASCII ones (``\S`` outside a class its complement); ``.``
+# is anything but a line end (RE2's matched ``\r``, U+2028 and U+2029). A lone surrogate, in a
+# pattern or a text, stands for a code point of plane 16's private use area, the same on both
+# sides (RE2 reads UTF-8, which has none); an escaped backslash stays the pair it is.
+_SPACE = (r"\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}"
+          r"\x{3000}\x{FEFF}")  # fmt: skip
+_DOT = r"[^\n\r\x{2028}\x{2029}]"
+_SURROGATE_SHIFT = 0x10F800 - 0xD800  # U+D800..U+DFFF as U+10F800..U+10FFFF
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _code(point: int) -> str:
+    if 0xD800 <= point <= 0xDFFF:
+        point += _SURROGATE_SHIFT
+    return f"\\x{{{point:X}}}"
+
+
+def _unicode_escape(pattern: str, i: int) -> int | None:
+    """The code unit of a ``\\uXXXX`` at ``pattern[i]``, or None."""
+    digits = pattern[i + 2 : i + 6]
+    if pattern[i + 1 : i + 2] == "u" and len(digits) == 4 and _HEX.issuperset(digits):
+        return int(digits, 16)
+    return None
 
 
 def _as_re2(pattern: str) -> str:
-    if "\\u" not in pattern:
-        return pattern
-    return _ESCAPE.sub(lambda m: f"\\x{{{m.group(1)}}}" if m.group(1) else m.group(0), pattern)
+    """``pattern`` (ECMA-262) as RE2 reads it: one pass, in linear time."""
+    out: list[str] = []
+    i, n, inside = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            unit = _unicode_escape(pattern, i)
+            if unit is not None:
+                low = _unicode_escape(pattern, i + 6) if 0xD800 <= unit < 0xDC00 else None
+                if low is not None and 0xDC00 <= low <= 0xDFFF:  # a pair: its character
+                    out.append(_code(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
+                    i += 12
+                else:
+                    out.append(_code(unit))
+                    i += 6
+                continue
+            escaped = pattern[i + 1]
+            if escaped in "QE":  # RE2 quotes between them; to ECMA each is its letter
+                out.append(escaped)
+            elif escaped == "s":
+                out.append(_SPACE if inside else f"[{_SPACE}]")
+            elif escaped == "S" and not inside:
+                out.append(f"[^{_SPACE}]")
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if inside:
+            if c == "]":
+                inside = False
+            out.append("\\[" if c == "[" else c)  # ECMA has no [:alpha:]: a "[" is itself
+        elif c == "[":
+            negated = pattern[i + 1 : i + 2] == "^"
+            after = i + (2 if negated else 1)
+            if pattern[after : after + 1] == "]":  # ECMA's [] matches nothing, [^] anything
+                out.append(r"[\x00-\x{10FFFF}]" if negated else r"[^\x00-\x{10FFFF}]")
+                i = after + 1
+                continue
+            inside = True
+            out.append(pattern[i:after])
+            i = after
+            continue
+        else:
+            out.append(_DOT if c == "." else c)
+        i += 1
+    return _encodable("".join(out))
 
 
 @functools.lru_cache(maxsize=256)
@@ -144,11 +209,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # one class: no backtracking
 
 def _encodable(text: str) -> str:
     """RE2 reads UTF-8: a lone surrogate (JSON's ``"\\ud800"`` decodes to one) is matched
-    as the replacement character, one for one, so the text keeps its length."""
+    as its code point in plane 16's private use area, as a pattern names it (``_as_re2``),
+    one for one, so the text keeps its length."""
     if text.isascii():
         return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
+        return _SURROGATE.sub(_private, text)
     return text
+
+
+def _private(m: re.Match[str]) -> str:
+    return chr(ord(m.group()) + _SURROGATE_SHIFT)
