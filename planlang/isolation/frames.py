@@ -49,7 +49,7 @@ class FrameTooCostly(CodecError):
     """A frame whose decoded objects could take more memory than the reader allows."""
 
 
-_json_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_json_raw = json.JSONEncoder(separators=(",", ":"), check_circular=False, ensure_ascii=False).encode
 # The longest number the standard library's json may read in a frame, whatever the host's
 # ``sys.int_max_str_digits`` (CPython's default: 4,300): a host that set that to 0 converted a
 # plan process's 2,000,000 digits in quadratic time, 15 s with the interpreter's lock held,
@@ -72,11 +72,19 @@ _pack, _monotonic = _HEADER.pack, time.monotonic
 def dumps(message: Any) -> bytes:
     """A message as JSON bytes. orjson is ten times the standard library's speed; what it
     declines (nesting past 255 levels, a lone surrogate, an int past 64 bits in a message's
-    own fields) the standard library writes."""
+    own fields) the standard library writes (``_slow``)."""
     try:
         return _orjson_dumps(message)
     except TypeError:  # orjson.JSONEncodeError
-        return _json_dumps(message).encode("ascii")
+        return _slow(message)
+
+
+def _slow(message: Any) -> bytes:
+    """The standard library's JSON, a lone surrogate written as itself (``surrogatepass``):
+    escaped, a high and a low one side by side (``"\\ud83d\\ude00"``) read back as the one
+    character they pair to, so a plan's two-character text crossed as another, and two dict
+    keys as one (red team 22). ``loads`` reads them back one for one."""
+    return _json_raw(message).encode("utf-8", "surrogatepass")
 
 
 def loads(body: bytes | memoryview) -> Any:
@@ -86,7 +94,7 @@ def loads(body: bytes | memoryview) -> Any:
     except ValueError:  # orjson.JSONDecodeError: what it declines, json may read
         pass
     try:
-        return _json_loads(bytes(body).decode("utf-8"))
+        return _json_loads(bytes(body).decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as error:
         raise CodecError(f"A frame was not JSON: {str(error)[:200]}") from None
 
@@ -99,7 +107,7 @@ def plain_copy(value: Any, most: int, held: Any = None, budget: int | None = Non
     try:
         body = _orjson_dumps(value)
     except TypeError:  # what orjson declines, the standard library writes
-        body = _json_dumps(value).encode("ascii")
+        body = _slow(value)
     if len(body) > most:
         return None
     copied = loads(body)
@@ -380,7 +388,7 @@ def write_all(fd: int, message: Any) -> None:
     try:
         body = _orjson_dumps(message)
     except TypeError:  # as ``dumps``
-        body = _json_dumps(message).encode("ascii")
+        body = _slow(message)
     data = _pack(len(body), _monotonic()) + body
     written = os.write(fd, data)
     while written < len(data):
