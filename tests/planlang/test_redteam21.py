@@ -210,14 +210,16 @@ def test_a_wide_fan_out_ends_with_the_plans_time_limit_under_process_isolation()
         from planlang import Limits
         src = "f = lambda: 1\\nr = parallel([f] * 600000)\\nresult = len(r)\\n"
         t = time.monotonic()
-        r = planlang.price(src, seeds=1, limits=Limits(seconds=5))
+        r = planlang.price(src, seeds=1, limits=Limits(seconds=3))
         took = time.monotonic() - t
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps({"took": took, "rss_mb": rss,
                           "problems": [(p.message, p.count) for p in r.problems]}))
         """
     )
-    assert got["took"] < 5 + 5, got
+    # the drain took 12-13 s past the limit, whatever the limit; the fix ends 1-2 s past it:
+    # a margin of 10 s holds under load
+    assert got["took"] < 3 + 10, got
 
 
 # -- 8. the CLI writes a plan's lone surrogate as UTF-8 ---------------------------------------
