@@ -114,9 +114,6 @@ def _read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def phase_lines(source: str) -> dict[str, int]:
     """The line of each ``phase("name")`` in the plan (f-strings match as patterns)."""
     try:
@@ -135,9 +132,9 @@ def phase_lines(source: str) -> dict[str, int]:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             found.setdefault(arg.value, node.lineno)
         elif isinstance(arg, ast.JoinedStr):
-            # a lone surrogate as RE2 meets the name's (linear_regex): the replacement character
-            parts = [re.escape(_SURROGATE.sub("\ufffd", str(v.value)))
-                     if isinstance(v, ast.Constant) else ".*" for v in arg.values]  # fmt: skip
+            # a lone surrogate stays itself: linear_regex matches it as the name's own
+            parts = [re.escape(str(v.value)) if isinstance(v, ast.Constant) else ".*"
+                     for v in arg.values]  # fmt: skip
             found.setdefault("re:" + "".join(parts), node.lineno)
     return found
 
