@@ -20,7 +20,7 @@ from jsonschema.exceptions import SchemaError
 
 from planlang.sandbox.inprocess import current_meter
 from planlang.standin_compiled import Entry, Make, Rules, plain_entry, seed_text
-from planlang.standin_maker import DEEPEST, WORDS, Maker
+from planlang.standin_maker import DEEPEST, Maker
 from planlang.standin_numbers import bounds
 from planlang.standin_size import (
     ANSWER_MOST,
@@ -32,6 +32,7 @@ from planlang.standin_size import (
     tick,
     tick_chunk,
 )
+from planlang.standin_texts import WORDS
 from runtime import ClientError, Reply
 from runtime.canonical import same_as_dumps
 from runtime.json_schema import Validator, check_schema, watched_validator

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import random
-import string
-import uuid
 from copy import deepcopy
 from functools import lru_cache
 from typing import Any
 
-from planlang.standin_numbers import integer, number, ordered
+from planlang.standin_numbers import flipped_bound, integer, number, ordered, whole_count
 from planlang.standin_pattern import pattern_candidates
 from planlang.standin_size import (
     AnswerTooLarge,
@@ -29,27 +27,12 @@ from planlang.standin_size import (
     tick,
     value_size,
 )
+from planlang.standin_texts import FORMATS, WORDS, drawn_format, matches, plain_guesses
 from runtime.json_schema import watched_validator
 from runtime.linear_regex import MatchTooCostly, search
 from runtime.schema_keywords import json_key
 
-__all__ = ["DEEPEST", "FORMATS", "SOFT", "Maker", "UnsatisfiableSchema", "WORDS", "listed"]
-
-WORDS = (
-    "alpha bravo cache delta edge frame graph heap index join key loop merge node order path "
-    "queue range shard token union value weight"
-).split()
-FORMATS = {
-    "date": "2026-01-01",
-    "date-time": "2026-01-01T00:00:00Z",
-    "time": "00:00:00Z",
-    "email": "worker@example.com",
-    "uri": "https://example.com/a",
-    "uuid": "00000000-0000-4000-8000-000000000000",
-    "hostname": "example.com",
-    "ipv4": "127.0.0.1",
-}
-
+__all__ = ["DEEPEST", "SOFT", "Maker", "UnsatisfiableSchema", "listed"]
 
 SOFT = 8  # levels (of data, $refs and choices) past which the maker makes the least it may
 DEEPEST = 64  # levels past which a node answers None (its check then refuses it, saying where)
@@ -139,7 +122,7 @@ class Maker:
             return self.make({"allOf": parts}, depth + 1)
         if "allOf" in schema:
             return self.make(self._merged(schema), depth + 1)
-        flipped = _flipped(schema)
+        flipped = flipped_bound(schema)
         if flipped is not None:  # not one bound: the bound the other way
             rest = {k: v for k, v in schema.items() if k != "not"}
             return self.make({"allOf": [rest, flipped]}, depth + 1)
@@ -246,10 +229,10 @@ class Maker:
             chosen = required
         else:
             chosen = required + [k for k in optional if self.rng.random() < 0.5]
-        most = _count(schema.get("maxProperties"))
+        most = whole_count(schema.get("maxProperties"))
         if most is not None and len(chosen) > most:
             chosen = chosen[: max(most, len(required))]  # the check says if required pass it
-        least = _count(schema.get("minProperties")) or 0
+        least = whole_count(schema.get("minProperties")) or 0
         if len(chosen) < least:
             chosen += self._more_keys(schema, chosen, least - len(chosen))
         spend(len(chosen))
@@ -260,7 +243,7 @@ class Maker:
         its name matches; a name neither holds meets ``additionalProperties``."""
         props = schema.get("properties", {})
         matched = [sub for pattern, sub in (schema.get("patternProperties") or {}).items()
-                   if _matches(pattern, key)]  # fmt: skip
+                   if matches(pattern, key)]  # fmt: skip
         if key in props:
             own = props[key]
         elif matched:
@@ -289,7 +272,7 @@ class Maker:
             if patterns and (not open_ or attempt % 2 == 0):
                 pattern = self.rng.choice(patterns)
                 names = [c for c in pattern_candidates(pattern, self.rng, 1, 64)
-                         if _matches(pattern, c)]  # fmt: skip
+                         if matches(pattern, c)]  # fmt: skip
             else:
                 names = [self.rng.choice(WORDS) + (str(attempt) if attempt else "")]
             if not open_ and not patterns:
@@ -305,9 +288,9 @@ class Maker:
         prefix = schema.get("prefixItems", [])
         item_schema = schema.get("items", {})
         contains = schema.get("contains")
-        need = 0 if contains is None else _count(schema.get("minContains", 1))
-        low = max(_count(schema.get("minItems", 0)), len(prefix))
-        high = _count(schema.get("maxItems", low + self.extra))
+        need = 0 if contains is None else whole_count(schema.get("minContains", 1))
+        low = max(whole_count(schema.get("minItems", 0)), len(prefix))
+        high = whole_count(schema.get("maxItems", low + self.extra))
         ordered(low, high, "minItems", "maxItems")
         if item_schema is False:  # a tuple closed after its prefix
             if low > len(prefix):
@@ -353,13 +336,13 @@ class Maker:
         return items
 
     def _string(self, schema: dict[str, Any], depth: int) -> str:
-        least, most = _count(schema.get("minLength")), _count(schema.get("maxLength"))
+        least, most = whole_count(schema.get("minLength")), whole_count(schema.get("maxLength"))
         if schema.get("format") in FORMATS:
             for sample in self._formatted(schema["format"]):
                 if (
                     (least is None or len(sample) >= least)
                     and (most is None or len(sample) <= most)
-                    and ("pattern" not in schema or _matches(schema["pattern"], sample))
+                    and ("pattern" not in schema or matches(schema["pattern"], sample))
                 ):
                     return sample
         low = least if least is not None else 1 if most is None else min(1, most)
@@ -367,7 +350,7 @@ class Maker:
         ordered(schema.get("minLength", 0), high, "minLength", "maxLength")
         if "pattern" in schema:
             made = pattern_candidates(schema["pattern"], self.rng, low, most)
-            for candidate in (*made, *_pattern_candidates(self.rng, low, high)):
+            for candidate in (*made, *plain_guesses(self.rng, low, high)):
                 try:
                     if search(schema["pattern"], candidate):
                         return candidate
@@ -387,7 +370,7 @@ class Maker:
         """A format's texts to try: its one sample first (unless a distinct one is wanted),
         then a few drawn (for ``uniqueItems``, a ``pattern`` or a length beside it)."""
         first = [FORMATS[fmt]] if not self.vary else []
-        return first + [_drawn_format(fmt, self.rng) for _ in range(4)]
+        return first + [drawn_format(fmt, self.rng) for _ in range(4)]
 
     def _integer(self, schema: dict[str, Any], depth: int) -> int:
         return integer(schema, self.rng)
@@ -402,35 +385,11 @@ class Maker:
         return None
 
 
-def _pattern_candidates(rng: random.Random, low: int, high: int) -> list[str]:
-    n = max(low, 1)
-    pool = [
-        "a" * n, "1" * n, "A" * n, "x1", "a_b", "abc-123", "a.py", "src/a.py", "v1.0.0",
-        "".join(rng.choice(string.ascii_lowercase) for _ in range(n)),
-    ]  # fmt: skip
-    return [c for c in pool if low <= len(c) <= max(high, low)]
-
-
 _NOT_ASSERTIONS = frozenset({"$defs", "definitions", "$id", "$schema", "$anchor",
                              "$dynamicAnchor", "$comment", "$vocabulary", "title",
                              "description", "default", "examples", "deprecated", "readOnly",
                              "writeOnly"})  # fmt: skip
 _KIND_ORDER = ("integer", "boolean", "null", "string", "object", "array")
-_FLIPPED = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
-            "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}  # fmt: skip
-
-
-def _count(value: Any) -> Any:
-    """A length or count as an int: Draft 2020-12 calls 3.0 an integer (a slice of 3.0 was a
-    TypeError)."""
-    return int(value) if type(value) is float and value.is_integer() else value
-
-
-def _matches(pattern: Any, text: str) -> bool:
-    try:
-        return bool(search(pattern, text))
-    except (MatchTooCostly, ValueError, TypeError):
-        return False
 
 
 def _other_kind(types: Any) -> str:
@@ -439,40 +398,3 @@ def _other_kind(types: Any) -> str:
     if "number" in barred:
         barred.add("integer")
     return next((k for k in _KIND_ORDER if k not in barred), "null")
-
-
-def _flipped(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The bound a ``not`` of one bound leaves (``not: {minimum: 0}``: below 0), if that is
-    what it is and it bounds this schema's own kind; None for any other ``not`` (``not`` of a
-    range is either side of it: the check judges what the kind's maker makes)."""
-    negated = schema.get("not")
-    if not isinstance(negated, dict):
-        return None
-    bounds = [k for k in negated if k in _FLIPPED]
-    if len(bounds) != 1 or set(negated) - {bounds[0], "type"}:
-        return None
-    if "type" in negated and negated["type"] != schema.get("type"):
-        return None  # not (a string, and at least 5): every integer passes it
-    return {_FLIPPED[bounds[0]]: negated[bounds[0]]}
-
-
-def _drawn_format(fmt: str, rng: random.Random) -> str:
-    """A drawn text of a format (its fixed sample is ``FORMATS``)."""
-    day, hour, minute = rng.randint(1, 28), rng.randint(0, 23), rng.randint(0, 59)
-    n, word = rng.randrange(10_000), rng.choice(WORDS)
-    if fmt == "date":
-        return f"2026-{rng.randint(1, 12):02d}-{day:02d}"
-    if fmt == "date-time":
-        fraction = f".{rng.randrange(10**6):06d}" if rng.random() < 0.5 else ""
-        return f"2026-{rng.randint(1, 12):02d}-{day:02d}T{hour:02d}:{minute:02d}:00{fraction}Z"
-    if fmt == "time":
-        return f"{hour:02d}:{minute:02d}:{rng.randint(0, 59):02d}Z"
-    if fmt == "email":
-        return f"{word}{n}@example.com"
-    if fmt == "uri":
-        return f"https://example.com/{word}/{n}"
-    if fmt == "uuid":
-        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    if fmt == "hostname":
-        return f"{word}{n}.example.com"
-    return f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}"  # ipv4

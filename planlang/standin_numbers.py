@@ -12,7 +12,17 @@ from typing import Any
 
 from planlang.standin_size import UnsatisfiableSchema
 
-__all__ = ["bounds", "integer", "number", "ordered", "rounded", "shown", "uniform"]
+__all__ = [
+    "bounds",
+    "flipped_bound",
+    "integer",
+    "number",
+    "ordered",
+    "rounded",
+    "shown",
+    "uniform",
+    "whole_count",
+]
 
 
 def integer(schema: dict[str, Any], rng: random.Random) -> int:
@@ -194,3 +204,28 @@ def _bound(schema: dict[str, Any], name: str, upper: bool) -> Any:
         raise UnsatisfiableSchema(f"no answer can satisfy the JSON schema: its {name} is "
                                   f"{value}, which no number passes")  # fmt: skip
     return value
+
+
+_FLIPPED = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
+            "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}  # fmt: skip
+
+
+def flipped_bound(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The bound a ``not`` of one bound leaves (``not: {minimum: 0}``: below 0), if that is
+    what it is and it bounds this schema's own kind; None for any other ``not`` (``not`` of a
+    range is either side of it: the check judges what the kind's maker makes)."""
+    negated = schema.get("not")
+    if not isinstance(negated, dict):
+        return None
+    named = [k for k in negated if k in _FLIPPED]
+    if len(named) != 1 or set(negated) - {named[0], "type"}:
+        return None
+    if "type" in negated and negated["type"] != schema.get("type"):
+        return None  # not (a string, and at least 5): every integer passes it
+    return {_FLIPPED[named[0]]: negated[named[0]]}
+
+
+def whole_count(value: Any) -> Any:
+    """A length or count as an int: Draft 2020-12 calls 3.0 an integer (a slice of 3.0 was a
+    TypeError)."""
+    return int(value) if type(value) is float and value.is_integer() else value
