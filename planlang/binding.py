@@ -124,8 +124,9 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
 
 
 class _Kept:
-    """The text a run keeps for its plan (log messages, phase names, prompts: its events and
-    worker records), held to the plan's memory limit. Under process isolation each is a copy
+    """The text a run keeps for its plan (log messages, phase names, and each worker's
+    prompt, label, system text, data and schema: its events and worker records), held to the
+    plan's memory limit. Under process isolation each is a copy
     in the host, which no meter of the plan's process sees: a loop of 1 MB ``log`` calls grew
     the host by 230 MB a second for a plan of 256 MiB (red team 21)."""
 

@@ -78,7 +78,7 @@ def test_a_pattern_the_stand_in_cannot_build_says_the_stand_in_failed_not_the_sc
     assert "no answer can satisfy" not in str(error.value)
 
 
-RE2_SYNTAX = [  # RE2's and ECMA-262's, which Python's parser does not read as they stand
+RE2_SYNTAX = [  # RE2's, which Python's parser does not read as they stand
     r"^\p{Lu}\p{Ll}{2,5}$",
     r"^[\p{L}\d_]{3,10}$",
     r"^\pL\pN{2}$",
@@ -92,9 +92,7 @@ RE2_SYNTAX = [  # RE2's and ECMA-262's, which Python's parser does not read as t
 
 @pytest.mark.parametrize("pattern", RE2_SYNTAX)
 def test_a_pattern_in_re2_syntax_gets_an_answer_it_matches(pattern: str) -> None:
-    for seed in range(5):
-        value = value_for({"type": "string", "pattern": pattern}, random.Random(seed))
-        assert isinstance(value, str) and search(pattern, value), (pattern, value)
+    test_a_realistic_pattern_gets_an_answer_it_matches(pattern)  # the same check, other syntax
 
 
 @pytest.mark.parametrize(
