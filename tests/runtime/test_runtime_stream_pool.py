@@ -194,3 +194,50 @@ def test_an_item_that_ends_the_run_leaves_the_streams_other_items_unstarted() ->
     run = new_run().start(plan)
     seen = finish(run)
     assert seen < 200, f"{seen} items started; the error came at about the fifth"
+
+
+def test_a_long_stream_runs_on_at_most_the_pools_width_of_tasks(monkeypatch) -> None:
+    """A pool task (and a future) per item made 600,000 stream items host work past any
+    clock: 18 s for a plan of 2 s in one process. The items now wait in the stream, taken by at
+    most ``concurrency`` runners; every item still runs and is yielded once, added ones too."""
+    from runtime.fanout import FanOut
+
+    started: list[Any] = []
+    real_start = FanOut.start
+
+    def counting_start(self: FanOut, fn: Any, *args: Any) -> Any:
+        started.append(fn)
+        return real_start(self, fn, *args)
+
+    monkeypatch.setattr(FanOut, "start", counting_start)
+
+    def plan(r: Run) -> list[int]:
+        s = r.stream([lambda i=i: i for i in range(20_000)])
+        seen = []
+        for index, value in s:
+            seen.append(value)
+            if index < 20_000 and index % 5_000 == 0:  # more work while iterating
+                s.add(lambda index=index: -index - 1)
+        return sorted(seen)
+
+    got = finish(new_run().start(plan))
+    assert got == sorted(list(range(20_000)) + [-1, -5_001, -10_001, -15_001])
+    # the initial items start 4 runners; an added item starts one only when fewer are busy
+    assert len(started) <= 4 * 5, len(started)
+
+
+def test_an_item_added_after_the_runners_ended_still_runs() -> None:
+    """A runner stops counting itself under the lock that found the stream empty: an item
+    added just then starts a runner of its own instead of waiting for ever."""
+
+    def plan(r: Run) -> list[int]:
+        s = r.stream([lambda: 0])
+        got = []
+        for index, value in s:
+            got.append(value)
+            if index < 200:
+                time.sleep(0.001 * (index % 3))  # the runner may or may not have ended
+                s.add(lambda index=index: index + 1)
+        return got
+
+    assert finish(new_run().start(plan)) == list(range(201))
