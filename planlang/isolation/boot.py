@@ -45,7 +45,9 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     if _raised(config):
         again = json.dumps({**config, "again": True})
-        flags = ["-I"] * sys.flags.isolated + ["-S"] * sys.flags.no_site  # as it was started
+        started = {"-I": sys.flags.isolated, "-s": sys.flags.no_user_site,
+                   "-P": sys.flags.safe_path, "-S": sys.flags.no_site}  # fmt: skip
+        flags = [flag for flag, on in started.items() if on]  # as it was started
         os.execv(sys.executable, [sys.executable, *flags, __file__, again])  # noqa: S606
     sys.path[:0] = [_ROOT, *config["path"]]
     from planlang.isolation.zygote import serve

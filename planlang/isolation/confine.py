@@ -273,9 +273,9 @@ _STEP_LAYERS = {
     "user namespace": ["own uid", "user namespace", "IPC namespace", "scratch quota", "own root"]
 }
 
-# Set by planlang for the child (MALLOC_ARENA_MAX) or by Python itself (LC_CTYPE, when it
-# coerces the C locale): none of them comes from the host's environment.
-_OWN_VARIABLES = frozenset({"MALLOC_ARENA_MAX", "LC_CTYPE"})
+# Set by planlang for the child (MALLOC_ARENA_MAX, PYTHONHASHSEED) or by Python itself
+# (LC_CTYPE, when it coerces the C locale): none of them comes from the host's environment.
+_OWN_VARIABLES = frozenset({"MALLOC_ARENA_MAX", "PYTHONHASHSEED", "LC_CTYPE"})
 
 
 def _resource_limits() -> Layer:

@@ -43,7 +43,10 @@ _BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")  # -
 # RLIMIT_STACK to it): the deepest any plan needs, and room for the frames beneath the plan.
 # Only reserved (untouched pages cost nothing), and counted in each plan's address space.
 MAIN_STACK = MAX_STACK + STACK_MARGIN
-_ENV = {"MALLOC_ARENA_MAX": "2"}  # not a secret: glibc's arenas, kept inside RLIMIT_AS
+# Not secrets: glibc's arenas, kept inside RLIMIT_AS; and one string hash for every plan, so a
+# set of texts iterates in the same order in every run (a rerun asks the ledger the same
+# questions in the same order, a replay gives the same result)
+_ENV = {"MALLOC_ARENA_MAX": "2", "PYTHONHASHSEED": "0"}
 _WARM_TURNS = 12  # runs of a fork's warm-up here: CPython 3.11 specializes after 8 or so
 # A fork request: the child's scratch directory (its path, as bytes) and the child's ends of
 # its pipes (a pair for its channel, and one for each lane).
@@ -268,7 +271,7 @@ class Zygote:
                   "without": list(without), "control": server_end.fileno(),
                   "stack": MAIN_STACK}  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-I", "-S", _BOOT, json.dumps(config)],
+            [sys.executable, "-s", "-P", "-S", _BOOT, json.dumps(config)],  # -I less -E: _ENV only
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=dict(_ENV), close_fds=True, pass_fds=(server_end.fileno(),), cwd="/",
             start_new_session=True,
