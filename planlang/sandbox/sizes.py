@@ -19,6 +19,7 @@ from typing import Any
 from planlang import language as L
 from planlang.sandbox.limits import UNCHARGED_SIZE, Meter
 from planlang.sandbox.printf import printf_fields
+from planlang.sandbox.stable_text import StableText
 from planlang.sandbox.walks import TEXT_SCALARS, Walks, text_size
 from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList
 
@@ -118,7 +119,7 @@ class Sizes:
         if type(a) is not str:
             return a % b
         self._check_printf(a, b)
-        text = a % b
+        text = a % self._stable_args(b)
         if len(text) > self.meter.limits.size:  # escapes of %r are not priced ahead
             self.meter.allow_size(len(text), "A %-format")
         return text
@@ -139,6 +140,19 @@ class Sizes:
                 longest = cost
         self.meter.allow_size(len(template) + widths + fields * longest, "A %-format")
 
+    def _stable_args(self, args: Any) -> Any:
+        """The arguments of a ``%``, each whose text would name an address as its
+        ``StableText`` (a mapping's keys are looked up as they are)."""
+        text = self.walks.text
+        if type(args) is tuple:
+            return tuple(a if type(a) in TEXT_SCALARS else text(a) for a in args)
+        if isinstance(args, dict):
+            stable = text(args)
+            if type(stable) is not StableText:
+                return args
+            return {k: v if type(v) in TEXT_SCALARS else text(v) for k, v in args.items()}
+        return args if type(args) in TEXT_SCALARS else text(args)
+
     def _text_cost(self, value: Any) -> int:
         """Characters ``%s``/``%r`` may make of one value: containers are priced by a walk."""
         kind = type(value)
@@ -157,7 +171,7 @@ class Sizes:
     def fmt(self, value: Any, conversion: int, spec: str) -> str:
         """One ``{value!c:spec}`` of an f-string, with widths and precisions size-checked."""
         if type(value) not in TEXT_SCALARS:
-            self.walks.text(value, "An f-string field")
+            value = self.walks.text(value, "An f-string field")
         if conversion == 114:
             value = repr(value)
         elif conversion == 115:

@@ -19,6 +19,7 @@ from typing import Any
 
 from planlang.errors import a_kind
 from planlang.sandbox.limits import Meter
+from planlang.sandbox.stable_text import NO_ADDRESS, StableText, has_address
 from planlang.sandbox.wall import HostProxy, ReadOnlyDict, ReadOnlyList
 
 __all__ = ["TEXT_SCALARS", "Walks", "sort_work", "text_size"]
@@ -153,12 +154,13 @@ def _small_cost(value: Any, kind: type, depth: int) -> int:
     return total
 
 
-def text_size(value: Any, budget: int) -> int:
+def text_size(value: Any, budget: int, leaves: list[Any] | None = None) -> int:
     """Estimated ``len(repr(value))``, counting a shared part every time it occurs, as repr
     does. Returns early, with some number above ``budget``, once the text is known to pass it.
 
     Exact in structure; an upper bound for numbers; strings count as their length plus quotes
     (escapes, at most 10 characters for one, are not counted: callers check the text made).
+    ``leaves`` gets the parts not opened whose text may name an address (``stable_text``).
     """
     kind = type(value)
     if kind in _FLAT_KINDS:
@@ -169,6 +171,8 @@ def text_size(value: Any, budget: int) -> int:
         return _leaf_cost(value, kind)
     opened = _open(value)
     if opened is None:
+        if leaves is not None and kind not in NO_ADDRESS:
+            leaves.append(value)
         return _leaf_cost(value, kind)
     total = opened[0]
     if total > budget:
@@ -214,6 +218,8 @@ def text_size(value: Any, budget: int) -> int:
                         continue
                 part = _open(item)
                 if part is None:
+                    if leaves is not None and kind not in NO_ADDRESS:
+                        leaves.append(item)
                     total += _leaf_cost(item, kind)
                     continue
                 path[key] = len(frames)
@@ -263,16 +269,20 @@ class Walks:
     # -- text ------------------------------------------------------------------------------
 
     def text(self, value: Any, what: str = "The text") -> Any:
-        """``value`` itself, once its text is known to fit ``Limits.size``: what an f-string
-        field, ``str(x)`` or ``%s`` is about to turn into text goes through here."""
+        """``value`` itself, once its text is known to fit ``Limits.size`` (or a
+        ``StableText`` of it, where its text would name a memory address): what an f-string
+        field, ``str(x)``, ``print`` or ``%s`` is about to turn into text goes through here."""
         if type(value) in TEXT_SCALARS:
             return value
         size = self.meter.limits.size
-        cost = text_size(value, size)
+        leaves: list[Any] = []
+        cost = text_size(value, size, leaves)
         if cost > size:
             self.meter.allow_size(cost, f"{what} of {a_kind(type(value).__name__)}")
         elif cost > 1024:
             self.meter.charge(cost >> 10)
+        if leaves and any(map(has_address, leaves)):  # its text without them (stable_text)
+            return StableText(value)
         return value
 
     def repr(self, value: Any) -> str:
@@ -295,10 +305,11 @@ class Walks:
         text = self.text
 
         def checked_print(*args: Any, **kwargs: Any) -> None:
-            for arg in (*args, *kwargs.values()):
+            for arg in kwargs.values():
                 if type(arg) not in TEXT_SCALARS:
                     text(arg, "print()")
-            plan_print(*args, **kwargs)
+            plan_print(*[a if type(a) in TEXT_SCALARS else text(a, "print()") for a in args],
+                       **kwargs)  # fmt: skip
 
         return checked_print
 
