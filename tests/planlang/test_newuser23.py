@@ -1,0 +1,159 @@
+"""Defects a new user met (newuser23): each test fails until its defect is mended.
+
+Every endpoint is a local server started by the test; nothing depends on machine load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_calls import run
+
+from runtime.testing import FakeOpenAI
+
+KEY = "sk-newuser23-secret-0123456789abcdef"
+
+
+def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: str, toml: str = "") -> None:
+    (tmp_path / "planlang.toml").write_text("[planlang]\nretries = 0\n" + toml)
+    (tmp_path / "plan.py").write_text(plan)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(api_key=KEY) as fake:
+        monkeypatch.setenv("LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("LLM_API_KEY", KEY)
+        yield fake
+
+
+# -- planlang price: where a problem is ---------------------------------------------------------
+
+
+def test_price_names_the_line_of_a_failing_thunk(tmp_path, monkeypatch, capsys):
+    """A thunk that raises (`parallel([lambda: 1 / 0])` at line 2) is priced as a problem with no line."""
+    # Text: "plan.py: thunk: ZeroDivisionError: division by zero" (no :2:), JSON "line": null,
+    # while every other problem kind (crash, worker, limit) carries the plan's line.
+    _project(tmp_path, monkeypatch, "x = 1\nxs = parallel([lambda: 1 / 0])\nresult = xs\n")
+    code, out, _ = run(["price", "plan.py", "--seeds", "1", "--json"], capsys)
+    problems = json.loads(out)["problems"]
+    assert code == 1 and [p["kind"] for p in problems] == ["thunk"], problems
+    assert problems[0]["line"] == 2, problems
+
+
+def test_price_names_the_line_of_parallel_given_non_callables(tmp_path, monkeypatch, capsys):
+    """`parallel([1, 2])` is priced as "thunk: TypeError: 'int' object is not callable" with no line at all."""
+    _project(tmp_path, monkeypatch, "x = 1\n\nresult = parallel([1, 2])\n")
+    code, out, _ = run(["price", "plan.py", "--seeds", "1"], capsys)
+    assert code == 1
+    assert "plan.py:3:" in out, out
+
+
+def test_price_lists_problems_in_line_order(tmp_path, monkeypatch, capsys):
+    """price lists a crash at line 3 before a worker's problem at line 2 (check, like ruff, sorts by line)."""
+    plan = (
+        "x = 1\n"
+        'a = agent("q", schema={"type": "integer", "minimum": 5, "maximum": 1})\n'
+        'result = {}["missing"]\n'
+    )
+    _project(tmp_path, monkeypatch, plan)
+    code, out, _ = run(["price", "plan.py", "--seeds", "1", "--json"], capsys)
+    lines = [p["line"] for p in json.loads(out)["problems"]]
+    assert code == 1 and len(lines) == 2, lines
+    assert lines == sorted(lines), f"problems at lines {lines}, out of order"
+
+
+# -- planlang run: a thunk's failure --------------------------------------------------------------
+
+
+def _approved(capsys: pytest.CaptureFixture[str]) -> None:
+    """Submit plan.py (held for its rehearsal's problem) and approve it, as a person would."""
+    code, out, _ = run(["submit", "plan.py", "--json"], capsys)
+    held = json.loads(out)
+    assert held["status"] == "held", held
+    code, _, err = run(["approve", str(held["id"]), "--by", "me"], capsys)
+    assert code == 0, err
+
+
+def test_run_whose_thunk_failed_says_so_and_exits_1(tmp_path, monkeypatch, capsys, endpoint):
+    """A run whose parallel thunk raised KeyError completes with exit 0 and not one word of it on stderr."""
+    # Rehearsal reports the thunk (it held the plan); events.jsonl has "thunk_failed". Yet the
+    # run's progress reads "0/1 done, 0 running, 0 failed", status completed, exit 0: a
+    # script sees success and a result of [null]. README: "a run whose plan or any worker
+    # failed" exits 1.
+    _project(tmp_path, monkeypatch, 'xs = parallel([lambda: {}["k"]])\nresult = xs\n')
+    _approved(capsys)
+    code, out, err = run(["run", "plan.py"], capsys, never=[KEY])
+    assert "KeyError" in err, err
+    assert code == 1, f"exit {code}, stdout {out!r}"
+
+
+def test_run_json_counts_a_failed_thunk(tmp_path, monkeypatch, capsys, endpoint):
+    """`run --json` of a plan whose thunk raised: status completed, failures [] and counts all 0, the error nowhere."""
+    _project(tmp_path, monkeypatch, "xs = parallel([lambda: 1 / 0])\nresult = xs\n")
+    _approved(capsys)
+    code, out, _ = run(["run", "plan.py", "--json"], capsys, never=[KEY])
+    ran = json.loads(out)
+    assert "ZeroDivisionError" in json.dumps(ran), ran
+
+
+# -- planlang run --json ----------------------------------------------------------------------------
+
+
+def test_run_json_of_a_run_with_failed_workers_holds_its_result(tmp_path, monkeypatch, capsys,
+                                                                  endpoint):  # fmt: skip
+    """`run --json` says "result": null for a run with a failed worker, while `planlang result ID` prints its result (exit 0)."""
+    # The text output points at it ("Result: planlang result ID"), result.json holds it, and
+    # docs/CLI.md's run shape has "result"; only the JSON a script reads drops it.
+    plan = 'a = agent("q", schema={"type": "object", "required": ["zz"]})\nresult = {"a": a, "n": 1}\n'
+    _project(tmp_path, monkeypatch, plan, "[gate]\nmax_median = 5\n")
+    code, out, _ = run(["run", "plan.py", "--json"], capsys, never=[KEY])
+    ran = json.loads(out)
+    assert (code, ran["status"]) == (1, "failed"), ran
+    code, stored, err = run(["result", ran["id"]], capsys)
+    assert code == 0, err
+    assert ran["result"] == json.loads(stored) == {"a": None, "n": 1}, ran["result"]
+
+
+def test_run_refuses_replay_with_retry_failed(tmp_path, monkeypatch, capsys, endpoint):
+    """`run --replay --retry-failed` is taken: a fresh sample can never be in the ledger, so it always fails with CacheMiss."""
+    # price refuses its own contradiction ("--json and --html: choose one.", exit 2); run
+    # starts, records a failed run and exits 1.
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n', "[gate]\nmax_median = 5\n")
+    code, _, err = run(["run", "plan.py", "--replay", "--retry-failed"], capsys, never=[KEY])
+    assert code == 2, f"exit {code}: {err}"
+    code, out, _ = run(["runs", "--json"], capsys)
+    assert json.loads(out)["runs"] == []
+
+
+# -- planlang mcp serve ---------------------------------------------------------------------------
+
+
+def test_mcp_check_plan_takes_a_plan_with_a_bom(tmp_path, monkeypatch):
+    """MCP check_plan refuses a plan text starting with a BOM (PL001 "invalid non-printable character U+FEFF") that `planlang check` passes."""
+    pytest.importorskip("mcp")
+    from planlang.mcp.server import PlanService
+    from planlang.project import load_project
+
+    (tmp_path / "planlang.toml").write_text("[gate]\nmax_median = 5\n")
+    monkeypatch.chdir(tmp_path)
+    source = "\ufeffresult = 1\n"  # as open(path, encoding="utf-8").read() gives it
+    checked = PlanService(load_project(tmp_path / "planlang.toml")).check_plan(source)
+    assert checked == {"ok": True, "problems": []}, checked
+
+
+# -- planlang check and the project file ------------------------------------------------------------
+
+
+def test_check_refuses_a_project_file_that_is_not_toml(tmp_path, monkeypatch, capsys):
+    """`planlang check plan.py` says "The plan passed the check." (exit 0) beside a planlang.toml that is not TOML; price says so, exit 2."""
+    _project(tmp_path, monkeypatch, "result = 1\n")
+    (tmp_path / "planlang.toml").write_text("[planlang]\nconcurrency = \n")
+    code, out, err = run(["price", "plan.py", "--seeds", "1"], capsys)
+    assert code == 2 and "not valid TOML" in err, (code, err)
+    code, out, err = run(["check", "plan.py"], capsys)
+    assert code == 2, f"exit {code}: {out}{err}"
