@@ -77,7 +77,7 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         sample: int = 0,
         check: Callable[[Any], Any] | None = None,
     ) -> Any:
-        kept.add(prompt, label, system, data, schema)
+        kept.add(prompt, schema, model, label, system, data)  # every text a worker keeps
         return run.agent(
             prompt,
             schema=schema,
@@ -125,10 +125,11 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
 
 class _Kept:
     """The text a run keeps for its plan (log messages, phase names, and each worker's
-    prompt, label, system text, data and schema: its events and worker records), held to the
-    plan's memory limit. Under process isolation each is a copy
-    in the host, which no meter of the plan's process sees: a loop of 1 MB ``log`` calls grew
-    the host by 230 MB a second for a plan of 256 MiB (red team 21)."""
+    prompt, schema, model, label, system text and data: its events and worker records), held
+    to the plan's memory limit. Under process isolation each is a copy in the host, which no
+    meter of the plan's process sees: a loop of 1 MB ``log`` calls grew the host by 230 MB a
+    second for a plan of 256 MiB (red team 21). A text counts the bytes it takes (a character
+    of an emoji is four), not its characters (review 23)."""
 
     def __init__(self) -> None:
         self.chars = 0
@@ -141,8 +142,8 @@ class _Kept:
         if meter is None:
             return
         room = meter.memory_cap - self.chars + 1
-        size = sum(len(v) if type(v) is str else 0 if v is None else text_size(v, room)
-                   for v in values)  # fmt: skip
+        size = sum(sys.getsizeof(v) if type(v) is str else 0 if v is None
+                   else text_size(v, room) for v in values)  # fmt: skip
         with self._lock:
             self.chars += size
             chars = self.chars

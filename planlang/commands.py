@@ -36,7 +36,7 @@ from planlang.price import price
 from planlang.project import DEFAULT_NAME, Project, ProjectError
 from planlang.report import print_price
 from planlang.run import endpoint_client, front_door, start_run
-from planlang.run_records import new_run_folder, write_start
+from planlang.run_records import new_run_folder, write_start, write_unstarted
 from planlang.run_records import retry_failed as retry_failed_workers
 from planlang.run_watch import WatchOptions, watch
 from runtime.stores import StoreUnavailable
@@ -288,9 +288,13 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
         llm.budget = open_shared_budget(project, budget if budget is not None else settings.cap)
     mode = "replay" if replay else "collect"
     write_start(folder, filename=path, sha256=approved.sha256, mode=mode, cap=llm.budget.cap)
-    (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for planlang report
-    run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
-                    resample=resample)  # fmt: skip
+    try:
+        (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for `report`
+        run = start_run(approved, llm, title=path, events_path=folder / "events.jsonl",
+                        resample=resample)  # fmt: skip
+    except (PlanFileError, OSError) as error:  # recorded failed, not "running" then gone
+        write_unstarted(folder, error.message if isinstance(error, PlanFileError) else str(error))
+        raise
     options = WatchOptions(allow_failed_workers=allow_failed_workers,
                            wait_at_budget=wait_at_budget, as_json=as_json)  # fmt: skip
     code = watch(run, folder, options=options)

@@ -24,6 +24,7 @@ import collections
 import json
 import os
 import secrets
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from planlang import result_json
 
 __all__ = ["failure_groups", "list_runs", "meta_problem", "new_run_folder", "read_meta",
-           "retry_failed", "write_end", "write_json", "write_start"]  # fmt: skip
+           "retry_failed", "write_end", "write_json", "write_start", "write_unstarted"]  # fmt: skip
 
 END_STATUSES = ("completed", "failed", "cancelled", "interrupted", "stopped-at-budget")
 
@@ -65,6 +66,18 @@ def write_start(folder: Path, *, filename: str, sha256: str, mode: str, cap: flo
         "cap": cap, "accounting": {"total": {"calls": 0, "credits": 0.0}}, "error": None,
     }  # fmt: skip
     write_json(folder / "meta.json", meta)
+
+
+def write_unstarted(folder: Path, why: str) -> None:
+    """The run's record, where its start record was written and then the run could not start
+    (a full disk, a plan file gone): failed, with why, not "running" for as long as the process
+    that tried lives. If even that cannot be written, the folder goes: no record at all."""
+    meta = read_meta(folder) or {"id": folder.name}
+    meta.update(status="failed", finished=time.time(), error=f"The run could not start: {why}")
+    try:
+        write_json(folder / "meta.json", meta)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_end(folder: Path, *, status: str, run: Any, result: Any, cap: float | None) -> None:

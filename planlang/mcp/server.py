@@ -26,7 +26,13 @@ from planlang.gate import Gate
 from planlang.price import price
 from planlang.project import Project
 from planlang.run import endpoint_client, front_door, start_run
-from planlang.run_records import failure_groups, new_run_folder, write_end, write_start
+from planlang.run_records import (
+    failure_groups,
+    new_run_folder,
+    write_end,
+    write_start,
+    write_unstarted,
+)
 from planlang.run_watch import apply_requests, ended, stuck_at_budget
 from runtime import Run
 
@@ -111,6 +117,7 @@ class PlanService:
         except ValueError as error:
             raise ServiceError(str(error)) from None
         llm = front_door(settings, self.project.ledger, client=client, budget=budget)
+        folder = None
         try:
             if self.project.budget is not None:  # a team's budget on the server, as the CLI's
                 llm.budget = open_shared_budget(self.project, budget if budget is not None
@@ -125,9 +132,17 @@ class PlanService:
             (folder / "plan.py").write_text(approved.source, encoding="utf-8")  # for report
             run = start_run(approved, llm, title=approved.filename,
                             events_path=folder / "events.jsonl")  # fmt: skip
-        except (PlanFileError, OSError) as error:  # nothing started: nothing left open
+        except Exception as error:  # nothing started: nothing left open, nothing "running"
             _close(llm, client)
-            message = error.message if isinstance(error, PlanFileError) else str(error)
+            message = (
+                error.message
+                if isinstance(error, PlanFileError)
+                else str(error)
+                if isinstance(error, OSError)
+                else f"{type(error).__name__}: {error}"
+            )
+            if folder is not None:
+                write_unstarted(folder, message)
             raise ServiceError(f"The run could not start: {message}") from None
         served = _Served(run, folder)
         with self._lock:
@@ -179,7 +194,8 @@ class PlanService:
         run = served.run
         if not served.saved.is_set() and run.status in ("created", "running"):
             return {"run_id": run_id, "status": run.status, "result": None, "error": None}
-        served.saved.wait(30)  # the run has ended: its record is being written
+        if not served.saved.wait(30):  # the run has ended: its record is being written
+            return {"run_id": run_id, "status": "running", "result": None, "error": None}
         path = served.folder / "result.json"
         result = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         error = None if run.error is None else f"{type(run.error).__name__}: {run.error}"
