@@ -154,6 +154,8 @@ def run_command(path: str, replay: bool, budget: float | None, allow_failed_work
     which the plan or any worker failed exits 1 (see --allow-failed-workers)."""
     from planlang import commands
 
+    if replay and retry_failed:  # a fresh sample is never in the ledger a replay answers from
+        raise click.UsageError("--replay and --retry-failed: choose one.")
     commands.run_command(path, replay, budget, config, allow_failed_workers=allow_failed_workers,
                          retry_failed=retry_failed, wait_at_budget=wait_at_budget,
                          as_json=as_json)  # fmt: skip

@@ -258,7 +258,7 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
         for reason, count, ids in groups:
             shown = ", ".join(map(str, ids)) + (", …" if count > len(ids) else "")
             click.echo(f"  {count} × {reason} (workers {shown})", err=True)
-    if run.error is not None and ending.status is None:
+    if run.error is not None and ending.status is None and status == "failed":
         click.echo(f"The run failed: {type(run.error).__name__}: {run.error}", err=True)
     spent, _, now_cap = run.llm.budget.snapshot()
     if status == "stopped-at-budget":
@@ -280,7 +280,7 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
             "cap": now_cap, "counts": run.counts(),
             "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
             "failures": [{"reason": r, "count": n, "workers": ids} for r, n, ids in groups],
-            "result": result_json.encode(run.result) if status == "completed" else None,
+            "result": result_json.encode(run.result) if run.error is None else None,
         }  # fmt: skip
         click.echo(json.dumps(outcome, indent=2, default=str))
     elif code == EXIT_OK:

@@ -72,10 +72,12 @@ class PlanService:
     # -- before a run ------------------------------------------------------------------------
 
     def check_plan(self, source: str, filename: str = "plan.py") -> dict[str, Any]:
+        source = source.removeprefix("\ufeff")  # as the CLI reads a file
         result = check(source, filename)
         return {"ok": result.ok, "problems": [p.as_dict() for p in result.problems]}
 
     def price_plan(self, source: str, filename: str = "plan.py", seeds: int = 5) -> dict[str, Any]:
+        source = source.removeprefix("\ufeff")  # as the CLI reads a file
         if not 1 <= seeds <= 100:
             raise ServiceError(f"seeds={seeds} must be between 1 and 100.")
         try:
@@ -87,6 +89,7 @@ class PlanService:
         return _plain(report.to_dict())
 
     def submit_plan(self, source: str, filename: str = "plan.py") -> dict[str, Any]:
+        source = source.removeprefix("\ufeff")  # as the CLI reads a file
         try:
             decision = self.gate.submit(source, filename)
         except PlanRefused as refused:
