@@ -7,6 +7,7 @@ the plan line that asked for it, so a rehearsal can say which line a failing wor
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any
 from planlang.check import CheckResult
 from planlang.errors import PlanError, PlanRuntimeError
 from planlang.isolation.mode import calling_line
+from planlang.isolation.wire import plan_line
 from planlang.sandbox.inprocess import Sandbox, current_meter, set_current_meter
 from planlang.sandbox.limits import Limits
 from planlang.sandbox.walks import text_size
@@ -91,7 +93,7 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
 
     def parallel(thunks: Iterable[Callable[[], Any]]) -> list[Any]:
         try:
-            return run.parallel(_metered(thunks))
+            return run.parallel(_metered(thunks, origins))
         except _PlanEnded as ended:
             raise ended.error.with_traceback(None) from None  # one error, many threads
 
@@ -100,7 +102,7 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
     ) -> Iterator[tuple[int, Any]]:
         meter = current_meter()  # its second stage too works for the plan (the stand-in, _Kept)
         staged = then if then is None or meter is None else _with_meter(meter, then)
-        return _Located(iter(run.stream(_metered(thunks), staged)), origins)
+        return _Located(iter(run.stream(_metered(thunks, origins), staged)), origins)
 
     def phase(name: str) -> None:
         kept.add(name)
@@ -153,14 +155,17 @@ class _Kept:
                        f"of {meter.limits.memory_mb} MiB.")  # fmt: skip
 
 
-def _metered(thunks: Iterable[Callable[[], Any]]) -> Iterable[Callable[[], Any]]:
+def _metered(
+    thunks: Iterable[Callable[[], Any]], origins: WorkerOrigins
+) -> Iterable[Callable[[], Any]]:
     """The thunks, each run with its plan's meter as ``current_meter()`` on the runtime's
     worker thread that runs it: the host words it calls there (the stand-in's deadline) see
-    the plan they work for, as on the plan's own thread. Lazy, as the thunks may be."""
+    the plan they work for, as on the plan's own thread. Lazy, as the thunks may be. A thunk
+    that fails carries the plan line it failed on (its own, or the fan-out's for one that is
+    not a function at all), so a rehearsal says where (newuser23)."""
     meter = current_meter()
-    if meter is None:
-        return thunks
-    return (_with_meter(meter, thunk) for thunk in thunks)
+    line = origins.caller_line()
+    return (_with_meter(meter, thunk, line, origins.filename) for thunk in thunks)
 
 
 class _PlanEnded(RunError):
@@ -174,19 +179,27 @@ class _PlanEnded(RunError):
         self.error = error
 
 
-def _with_meter(meter: Any, thunk: Callable[..., Any]) -> Callable[..., Any]:
+def _with_meter(
+    meter: Any, thunk: Callable[..., Any], line: int | None = None, filename: str | None = None
+) -> Callable[..., Any]:
     def metered(*args: Any) -> Any:
-        if meter.tripped is not None:
+        if meter is not None and meter.tripped is not None:
             raise _PlanEnded(meter.tripped)
-        previous = set_current_meter(meter)
+        previous = set_current_meter(meter) if meter is not None else None
         try:
             return thunk(*args)
         except PlanError:
-            if meter.tripped is not None:
+            if meter is not None and meter.tripped is not None:
                 raise _PlanEnded(meter.tripped) from None
             raise
+        except Exception as error:  # the thunk's own: the run keeps it, with its plan line
+            if getattr(error, "plan_line", None) is None:
+                with contextlib.suppress(AttributeError):  # an error without a __dict__
+                    error.plan_line = plan_line(error, filename) or line  # type: ignore
+            raise
         finally:
-            set_current_meter(previous)
+            if meter is not None:
+                set_current_meter(previous)
 
     return metered
 

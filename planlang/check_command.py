@@ -111,19 +111,21 @@ def _host_names(plan_path: str, given: str | None = None) -> tuple[frozenset[str
         return frozenset(), None
     import tomllib
 
-    try:
+    from planlang.project import ProjectError, load_project
+    from runtime import LLM, Run
+
+    try:  # the file price and run would refuse is refused here too, with their words
+        project = load_project(config)
         table = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return frozenset(), str(config)  # `planlang price` says what is wrong with it
+    except ProjectError as error:
+        raise PlanFileError(str(error)) from None
+    except (OSError, ValueError) as error:
+        raise PlanFileError(f"{config}: {error}") from None
     servers = table.get("mcp", {}).get("servers", {})  # each a host object, named as configured
     tools = frozenset(servers) if isinstance(servers, dict) else frozenset()
     if not table.get("plan", {}).get("host"):
         return tools, str(config)
-    from planlang.project import ProjectError, load_project
-    from runtime import LLM, Run
-
     try:
-        project = load_project(config)
         provide = project.host_provider()
         words = provide(Run("check", llm=LLM(settings=project.settings))) if provide else {}
     except ProjectError as error:

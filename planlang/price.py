@@ -346,7 +346,8 @@ def _merge_problems(rehearsals: Sequence[Rehearsal]) -> list[PriceProblem]:
         for problem, times in here.items():
             seen.setdefault(problem, []).append(rehearsal.seed)
             most[problem] = max(most[problem], times)
-    return [
+    problems = [
         PriceProblem(kind, message, line, tuple(dict.fromkeys(seeds)), most[kind, message, line])
         for (kind, message, line), seeds in seen.items()
-    ]
+    ]  # in line order, as check lists them; a problem without a line last, as found
+    return sorted(problems, key=lambda p: p.line if p.line is not None else float("inf"))

@@ -25,34 +25,37 @@ class PhaseProgress:
     running: int
     failed: int
     cached: int
+    cancelled: int = 0  # not failed: stopped by a cancel, a budget or Ctrl-C (newuser23)
 
 
 def phase_progress(run: Run) -> list[PhaseProgress]:
     counts: dict[str, dict[str, int]] = {}
     records, phases, fanned = run.progress()
     for phase, status in records:
-        per = counts.setdefault(phase, {"running": 0, "done": 0, "failed": 0, "all": 0})
+        per = counts.setdefault(phase, {"running": 0, "done": 0, "failed": 0, "cancelled": 0,
+                                        "all": 0})  # fmt: skip
         per["all"] += 1
-        if status in ("failed", "refused", "cancelled"):
+        if status in ("failed", "refused"):
             per["failed"] += 1
         elif status in per:
             per[status] += 1
     tallies = run.accounting.to_dict().get("phases", {})
     shown = []
     for name in phases:
-        per = counts.get(name, {"running": 0, "done": 0, "failed": 0, "all": 0})
+        per = counts.get(name, {"running": 0, "done": 0, "failed": 0, "cancelled": 0, "all": 0})
         if not per["all"] and name not in fanned:
             continue
         total = max(fanned.get(name, 0), per["all"])
         cached = int(tallies.get(name, {}).get("cached", 0))
         shown.append(PhaseProgress(name, total, per["done"], per["running"], per["failed"],
-                                   cached))  # fmt: skip
+                                   cached, per["cancelled"]))  # fmt: skip
     return shown
 
 
 def phase_line(p: PhaseProgress) -> str:
-    return (f"phase {p.name}: {p.done}/{p.total} done, {p.running} running, {p.failed} failed, "
-            f"{p.cached} cached")  # fmt: skip
+    cancelled = f", {p.cancelled} cancelled" if p.cancelled else ""
+    return (f"phase {p.name}: {p.done}/{p.total} done, {p.running} running, {p.failed} failed"
+            f"{cancelled}, {p.cached} cached")  # fmt: skip
 
 
 def run_line(run: Run, started: float, phases: list[PhaseProgress] | None = None,
@@ -63,8 +66,8 @@ def run_line(run: Run, started: float, phases: list[PhaseProgress] | None = None
     elapsed = time.monotonic() - started
     money = f"credits {spent:.4g}" + ("" if cap is None else f" of {cap:.4g}")
     line = f"{run.title} · {status or run.status} · {money} · elapsed {_clock(elapsed)}"
-    finished = sum(p.done + p.failed for p in phases)
-    left = sum(max(p.total - p.done - p.failed, 0) for p in phases)
+    finished = sum(p.done + p.failed + p.cancelled for p in phases)
+    left = sum(max(p.total - p.done - p.failed - p.cancelled, 0) for p in phases)
     if run.status == "running" and finished and left:
         line += f" · ETA {_clock(elapsed / finished * left)}"
     if run.paused:

@@ -183,7 +183,7 @@ def rehearse(
                              f"{run.max_agents}", line))  # fmt: skip
     for event in run.events:  # a thunk's own failure (a bad tool call, say) leaves it None
         if event["kind"] == "thunk_failed":
-            problems.append(("thunk", event["error"], None))
+            problems.append(("thunk", event["error"], event.get("line")))
     wall = clock.total()
     door = tool_door(run)
     declared = {name: {"price": spec.price, "read_only": spec.read_only,

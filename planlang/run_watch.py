@@ -34,7 +34,8 @@ from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_T
 from planlang.run_records import failure_groups, write_end
 from runtime import Run
 
-__all__ = ["WatchOptions", "apply_requests", "ended", "send_request", "stuck_at_budget", "watch"]
+__all__ = ["WatchOptions", "apply_requests", "ended", "send_request", "stuck_at_budget",
+           "thunk_failures", "watch"]  # fmt: skip
 
 EXIT_FAILED = EXIT_REFUSED  # a run that failed, stopped or was cancelled: "refused, held or failed"
 _TICK = 0.25
@@ -243,12 +244,24 @@ def apply_requests(run: Run, folder: Path) -> list[str]:
 # -- the end ---------------------------------------------------------------------------------
 
 
+def thunk_failures(run: Run) -> list[tuple[str, int, int | None]]:
+    """The plan's fanned-out functions that raised (their results None), one entry per
+    reason and line with its count: the plan failed there, though no worker did."""
+    found: dict[tuple[str, int | None], int] = {}
+    for event in run.events:
+        if event["kind"] == "thunk_failed":
+            key = (str(event["error"]), event.get("line"))
+            found[key] = found.get(key, 0) + 1
+    return [(reason, count, line) for (reason, line), count in found.items()]
+
+
 def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
             options: WatchOptions) -> int:  # fmt: skip
     threads = run.threads_json()
     groups = failure_groups(threads)
+    thunks = thunk_failures(run)
     status = ending.status or run.status
-    if status == "completed" and groups and not options.allow_failed_workers:
+    if status == "completed" and (groups or thunks) and not options.allow_failed_workers:
         status = "failed"
     write_end(folder, status=status, run=run, result=run.result, cap=run.llm.budget.cap)
     display.summary(status)
@@ -258,6 +271,9 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
         for reason, count, ids in groups:
             shown = ", ".join(map(str, ids)) + (", …" if count > len(ids) else "")
             click.echo(f"  {count} × {reason} (workers {shown})", err=True)
+    for reason, count, line in thunks:
+        where = f" (line {line})" if line is not None else ""
+        click.echo(f"{count} fanned-out function(s) failed{where}: {reason}", err=True)
     if run.error is not None and ending.status is None and status == "failed":
         click.echo(f"The run failed: {type(run.error).__name__}: {run.error}", err=True)
     spent, _, now_cap = run.llm.budget.snapshot()
@@ -280,6 +296,7 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
             "cap": now_cap, "counts": run.counts(),
             "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
             "failures": [{"reason": r, "count": n, "workers": ids} for r, n, ids in groups],
+            "thunk_failures": [{"reason": r, "count": n, "line": line} for r, n, line in thunks],
             "result": result_json.encode(run.result) if run.error is None else None,
         }  # fmt: skip
         click.echo(json.dumps(outcome, indent=2, default=str))

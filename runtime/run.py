@@ -431,4 +431,5 @@ class Run(RunView):
 
     def _thunk_failed(self, index: int, exc: Exception) -> None:
         self.log_events.emit("thunk_failed", index=index, phase=self.phase_name,
-                             error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+                             error=f"{type(exc).__name__}: {exc}",
+                             line=getattr(exc, "plan_line", None))  # fmt: skip

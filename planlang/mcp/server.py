@@ -33,7 +33,7 @@ from planlang.run_records import (
     write_start,
     write_unstarted,
 )
-from planlang.run_watch import apply_requests, ended, stuck_at_budget
+from planlang.run_watch import apply_requests, ended, stuck_at_budget, thunk_failures
 from runtime import Run
 
 __all__ = ["PlanService", "build_server"]
@@ -167,7 +167,9 @@ class PlanService:
                     status = "stopped-at-budget"
                     run.cancel("stopped at the budget")
             status = status or run.status
-            if status == "completed" and failure_groups(run.threads_json()):
+            if status == "completed" and (
+                failure_groups(run.threads_json()) or thunk_failures(run)
+            ):
                 status = "failed"  # as the CLI says it: some worker failed
             write_end(folder, status=status, run=run, result=run.result, cap=run.llm.budget.cap)
             served.status = status  # as recorded: run_status said "running" until now
