@@ -133,7 +133,8 @@ def phase_lines(source: str) -> dict[str, int]:
             found.setdefault(arg.value, node.lineno)
         elif isinstance(arg, ast.JoinedStr):
             # a lone surrogate stays itself: linear_regex matches it as the name's own
-            parts = [re.escape(str(v.value)) if isinstance(v, ast.Constant) else ".*"
+            # a field is any text, line ends too: ECMA's "[^]", where "." stops at one
+            parts = [re.escape(str(v.value)) if isinstance(v, ast.Constant) else "[^]*"
                      for v in arg.values]  # fmt: skip
             found.setdefault("re:" + "".join(parts), node.lineno)
     return found
