@@ -8,7 +8,6 @@ answers is decoded into new plain data nobody else holds.
 
 from __future__ import annotations
 
-import dis
 import os
 import sys
 import threading
@@ -28,6 +27,7 @@ from planlang.isolation.frames import FrameReader
 from planlang.isolation.lanes import LANE_EXIT, TAIL, TAKEN, Lane
 from planlang.isolation.plain import flat, plain_tree
 from planlang.isolation.wire import describe, raised
+from planlang.sandbox.deep_stack import instructions
 from planlang.sandbox.host_words import after_call
 from planlang.sandbox.wall import HostProxy, HostWord, ReadOnlyDict, ReadOnlyList
 
@@ -245,8 +245,8 @@ def tail_calls(code: types.CodeType) -> frozenset[int]:
     if code.co_exceptiontable:
         return frozenset()
     found: set[int] = set()
-    instructions = list(dis.get_instructions(code))
-    for call, after in zip(instructions, instructions[1:], strict=False):
+    found_in = instructions(code)  # without its constants' text (deep_stack.instructions)
+    for call, after in zip(found_in, found_in[1:], strict=False):
         if call.opname == "CALL" and after.opname == "RETURN_VALUE":
             found.update(range(call.offset, after.offset, 2))
     return frozenset(found)

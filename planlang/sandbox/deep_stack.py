@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "deep_settings",
+    "instructions",
     "main_thread_stack",
     "needs_deep_stack",
     "run_on_deep_stack",
@@ -56,6 +57,15 @@ def deep_settings(settings: Any, steps: int) -> Any:
     return settings.model_copy(update={"thread_stack_mb": stack_for(steps) // 2**20})
 
 
+def instructions(code: types.CodeType) -> list[dis.Instruction]:
+    """``code``'s instructions, as ``dis`` reads them, without the text of its constants:
+    ``dis`` makes a repr of each, and a plan's constant may be a hex literal of a million
+    digits (a 4-million-bit int, whose decimal repr raises past ``int_max_str_digits``, or takes
+    quadratic time where a host set that to 0). Nothing here reads a constant's value."""
+    blank = code.replace(co_consts=(None,) * len(code.co_consts))
+    return list(dis.get_instructions(blank))
+
+
 def needs_deep_stack(code: types.CodeType) -> bool:
     """True unless the plan is straight-line code: no loop, no nested code, and short."""
     decided = _decisions.get(code)
@@ -63,7 +73,7 @@ def needs_deep_stack(code: types.CodeType) -> bool:
         decided = (
             len(code.co_code) > _STRAIGHT_LINE_LIMIT
             or any(isinstance(const, types.CodeType) for const in code.co_consts)
-            or any(i.opcode in _BACKWARD for i in dis.get_instructions(code))
+            or any(i.opcode in _BACKWARD for i in instructions(code))
         )
         _decisions[code] = decided
     return decided

@@ -21,9 +21,6 @@ def _run(src: str, mode: str, host: dict | None = None, limits: Limits | None = 
 # -- 1. a hex literal past int_max_str_digits: the sandbox's own look at the code raised -------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known, unfixed: dis.get_instructions makes a repr of every constant"
-)
 @pytest.mark.parametrize("mode", MODES)
 def test_a_long_hex_literal_inside_int_bits_runs(mode: str) -> None:
     """``x = 0xfff...`` of 20,000 hex digits: 80,000 bits, inside ``Limits.int_bits``
