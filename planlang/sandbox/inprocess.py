@@ -29,6 +29,7 @@ from planlang.sandbox.deep_stack import needs_deep_stack, run_on_deep_stack, sta
 from planlang.sandbox.guards import Guards
 from planlang.sandbox.host_words import wrap_host_word
 from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.literals import check_literals
 from planlang.sandbox.plan_builtins import PLAN_TYPES, PlanStr
 from planlang.sandbox.walks import TEXT_SCALARS
 from planlang.sandbox.wall import SCALARS, freeze, thaw
@@ -198,6 +199,8 @@ class Sandbox:
     def run(self, plan: str | CheckResult | Any) -> Any:
         """Check (if given source) and run a plan; return its ``result`` as plain data."""
         checked = self._checked(plan)
+        # an int the plan's text writes is held to int_bits as one it makes (sandbox.literals)
+        check_literals(cast(types.CodeType, checked.code), self.limits.int_bits, checked.filename)
         if self.isolation == "process":
             if not _isolated_runner:
                 importlib.import_module("planlang.isolation.parent")  # registers its runner

@@ -28,7 +28,8 @@ class Limits:
     - ``seconds``: wall time of the whole run, checked at every step checkpoint and host call.
     - ``depth``: nesting of plan function calls (recursion).
     - ``size``: the largest str, list, tuple or range a single operation may produce.
-    - ``int_bits``: the largest integer (in bits) ``*``, ``**`` and ``<<`` may produce.
+    - ``int_bits``: the largest integer (in bits) ``*``, ``**`` and ``<<`` may produce, or the
+      plan's text may write (``sandbox.literals``).
     - ``memory_mb``: growth of the process's resident memory while the plan runs.
     """
 

@@ -40,7 +40,6 @@ def test_a_long_hex_literal_inside_int_bits_runs(mode: str) -> None:
 # -- 2. integer literals are not held to int_bits: a shortcut round every int guard ------------
 
 
-@pytest.mark.xfail(strict=True, reason="known, unfixed: integer literals are not held to int_bits")
 @pytest.mark.parametrize("mode", MODES)
 def test_an_integer_literal_past_int_bits_is_a_size_limit(mode: str) -> None:
     """``int_bits`` bounds every integer a plan makes (``*``, ``**``, ``<<``, ``int(text,
@@ -57,7 +56,6 @@ def test_an_integer_literal_past_int_bits_is_a_size_limit(mode: str) -> None:
     assert caught.value.kind == "size", caught.value
 
 
-@pytest.mark.xfail(strict=True, reason="known, unfixed: integer literals are not held to int_bits")
 @pytest.mark.parametrize("mode", MODES)
 def test_a_folded_or_nested_literal_past_int_bits_is_a_size_limit(mode: str) -> None:
     """The same literal inside a tuple the compiler folds into one constant, and inside a plan
@@ -70,7 +68,6 @@ def test_a_folded_or_nested_literal_past_int_bits_is_a_size_limit(mode: str) -> 
         assert caught.value.kind == "size", (src[:40], caught.value)
 
 
-@pytest.mark.xfail(strict=True, reason="known, unfixed: integer literals are not held to int_bits")
 def test_a_literal_past_int_bits_ends_the_same_in_both_modes() -> None:
     """With ``Limits(steps=100_000)`` the host's decoder takes ints of at most ``int_bits +
     steps`` (200,000) bits from the plan's process (``handles.Table._int_bits``): a plan makes
