@@ -109,3 +109,38 @@ def test_a_value_nested_600_deep_ends_the_same_in_both_modes() -> None:
         except PlanError as error:
             outcomes.append((type(error).__name__, getattr(error, "kind", None)))
     assert outcomes[0] == outcomes[1], outcomes
+
+
+# -- 4. a host word's StopIteration: the end of a C loop in one process, an error in two -------
+
+
+def _first(items: list) -> object:
+    return next(iter(items))  # an embedder's word: on no items, its own next() runs off the end
+
+
+@pytest.mark.xfail(strict=True, reason="known, unfixed: a host word's StopIteration ends a C "
+                   "loop silently in one process")  # fmt: skip
+@pytest.mark.parametrize(
+    "src",
+    [
+        "result = list(map(first, [[1], [], [3]]))\n",
+        "result = sum(map(first, [[1], []]))\n",
+        "result = list(filter(first, [[1], []]))\n",
+        "result = max(map(first, [[]]), default=7)\n",
+        "it = map(first, [[]])\nresult = next(it, 'none')\n",
+    ],
+)
+def test_a_host_words_stopiteration_fails_the_plan_in_both_modes(src: str) -> None:
+    """A host word whose own ``next()`` runs off an end (``first([])``) raises StopIteration.
+    In one process it reached the plan's ``map``/``filter`` as itself, and C's iteration took
+    it for the end of the items: ``list(map(first, [[1], [], [3]]))`` answered ``[1]``, the
+    third item silently gone (``sum`` 1, ``max`` its default, ``next`` its default). Under
+    process isolation it crosses as its name, a plain error, and the plan fails (``StopIteration``).
+    The same plan must end the same way; the failure is the one that loses nothing."""
+    outcomes = []
+    for mode in MODES:
+        try:
+            outcomes.append(("ok", _run(src, mode, {"first": _first})))
+        except PlanError as error:
+            outcomes.append((type(error).__name__, getattr(error, "error_type", None)))
+    assert outcomes[0] == outcomes[1] == ("PlanRuntimeError", "StopIteration"), outcomes
