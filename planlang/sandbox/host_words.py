@@ -64,6 +64,7 @@ def wrap_host_word(
         "_handed_over": handed_over,
         "_settle": settle,
         "_underscore": underscore,
+        "_stopped": _stopped,
     }
     generic = parameters == _GENERIC
     word = types.FunctionType(_template(parameters, arguments, name), scope, name)
@@ -91,7 +92,10 @@ def _template(parameters: str, arguments: str, name: str) -> types.CodeType:
         "    if _meter.steps >= _meter.next_check or _monotonic() > _meter.deadline:\n"
         "        _meter.checkpoint()\n"
         f"{check_kwargs}"
-        f"    _result = {call}\n"
+        "    try:\n"
+        f"        _result = {call}\n"
+        "    except StopIteration as _stop:\n"
+        "        raise _stopped(_stop) from None\n"
         "    if _meter.tripped is None and type(_result) in _handed_over:\n"
         "        return _result\n"
         "    return _settle(_result)\n"
@@ -100,6 +104,18 @@ def _template(parameters: str, arguments: str, name: str) -> types.CodeType:
     code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
     # Argument errors name the word as the plan knows it: "agent() missing 1 required ..."
     return code.replace(co_name=name, co_qualname=name)
+
+
+def _stopped(error: StopIteration) -> Exception:
+    """A host word's StopIteration (its own ``next()`` ran off an end) as an error of that name
+    that no loop takes for the end of its items, as it crosses under process isolation (its
+    name and text, ``isolation.wire``): in one process ``list(map(word, xs))`` ended silently
+    with the items before it (red team 24)."""
+    from planlang.isolation.wire import describe, raised
+
+    made = raised(describe(error))
+    assert isinstance(made, Exception)
+    return made
 
 
 def after_call(wrapper_globals: dict[str, Any], result: Any) -> Any:

@@ -118,8 +118,6 @@ def _first(items: list) -> object:
     return next(iter(items))  # an embedder's word: on no items, its own next() runs off the end
 
 
-@pytest.mark.xfail(strict=True, reason="known, unfixed: a host word's StopIteration ends a C "
-                   "loop silently in one process")  # fmt: skip
 @pytest.mark.parametrize(
     "src",
     [
