@@ -26,7 +26,7 @@ from planlang.check.nodes import (
     is_int_constant,
 )
 
-__all__ = ["MAX_FUNCTIONS", "MAX_KEYWORDS", "PlanPolicy", "RawProblem"]
+__all__ = ["MAX_FUNCTIONS", "MAX_INT_BITS", "MAX_KEYWORDS", "PlanPolicy", "RawProblem"]
 
 # functions, lambdas and comprehensions per plan: each is a code object in the module's
 # constants, and CPython merges those in quadratic time when many look alike (60,000
@@ -35,6 +35,11 @@ MAX_FUNCTIONS = 1000
 # Keyword arguments of one call: CPython's compiler looks for a repeated one pair by pair
 # (60,000 took 21 s to check; red team 21); 1,000 compile in about 10 ms.
 MAX_KEYWORDS = 1000
+# Bits of an integer literal: CPython's compiler folds ``//`` and ``%`` of two int constants
+# before any limit applies, in quadratic time (a 1 MB plan of two hex literals took 4 s to
+# check; red team 24). Decimal literals stop at 4,300 digits, CPython's own rule; every base
+# stops here, where such a fold is milliseconds.
+MAX_INT_BITS = 100_000
 _FUNCTION_NODES = frozenset({ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
                              ast.DictComp, ast.GeneratorExp})  # fmt: skip
 
@@ -215,6 +220,9 @@ class PlanPolicy(FStringRules, RestrictingNodeTransformer):
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         if isinstance(node.value, bytes):
             self.problem(node, "PL206", "bytes are not part of the plan language; use str")
+        elif type(node.value) is int and node.value.bit_length() > MAX_INT_BITS:
+            self.problem(node, "PL008", f"an integer literal may have at most {MAX_INT_BITS:,} "
+                         f"bits; this one has {node.value.bit_length():,}")  # fmt: skip
         return node
 
     def visit_keyword(self, node: ast.keyword) -> ast.AST:

@@ -74,9 +74,10 @@ def test_a_literal_past_int_bits_ends_the_same_in_both_modes() -> None:
     none larger, except by a literal. ``x = 0x`` and 100,000 hex digits (400,000 bits) handed
     to a host word, or as the result: in one process the word got it and the plan answered;
     under process isolation the plan failed with ``TypeError: An integer past the plan's limit
-    ... cannot cross``. Same plan, another outcome: both should end as ``size``."""
-    src = "x = 0x" + "f" * 100_000 + "\nresult = echo(x) > 0\n"
-    limits = Limits(seconds=10, steps=100_000)
+    ... cannot cross``. Same plan, another outcome: both should end as ``size``. (A literal
+    now has at most 100,000 bits, PL008: the same holds below it, with ``int_bits`` lower.)"""
+    src = "x = 0x" + "f" * 25_000 + "\nresult = echo(x) > 0\n"
+    limits = Limits(seconds=10, steps=10_000, int_bits=40_000)
     kinds = []
     for mode in MODES:
         try:
@@ -142,3 +143,31 @@ def test_a_host_words_stopiteration_fails_the_plan_in_both_modes(src: str) -> No
         except PlanError as error:
             outcomes.append((type(error).__name__, getattr(error, "error_type", None)))
     assert outcomes[0] == outcomes[1] == ("PlanRuntimeError", "StopIteration"), outcomes
+
+
+# -- 6. the check's own work: CPython folds // and % of two int literals, in quadratic time ----
+
+
+@pytest.mark.parametrize(
+    "base",
+    ["0x" + "f" * 25_001, "0o" + "7" * 33_334, "0b" + "1" * 100_001],
+    ids=["hex", "octal", "binary"],
+)
+def test_an_integer_literal_past_100000_bits_is_refused_by_the_check(base: str) -> None:
+    """``x = 0xfff... // 0xeee...`` of 749,000 and 250,000 hex digits (a 1 MB plan) took
+    3.9-4.6 s to check, the checker's lock held: CPython's compiler folds ``//`` and ``%`` of
+    two int constants before any limit applies, and 3.11 divides in quadratic time. Decimal
+    literals stop at 4,300 digits (CPython's own rule); a literal in any base is held to
+    100,000 bits (PL008, docs/LANGUAGE.md), where such a fold is a few milliseconds."""
+    from planlang.check import check
+
+    result = check(f"y = 1\nx = {base} // 3\n")
+    assert [(p.code, p.line, p.col) for p in result.problems] == [("PL008", 2, 5)], result
+    assert "100,000 bits" in result.problems[0].message
+
+
+def test_an_integer_literal_of_100000_bits_is_a_plan() -> None:
+    """The bound itself is inside: 25,000 hex digits is 100,000 bits."""
+    from planlang.check import check
+
+    assert check("x = 0x" + "f" * 25_000 + " // 3\n").ok
