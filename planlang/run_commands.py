@@ -116,13 +116,15 @@ def _live_folder(config: str | None, run_id: str) -> Path:
 
 def _request(run_id: str, config: str | None, request: dict[str, Any], done: str,
              as_json: bool) -> None:  # fmt: skip
-    taken = send_request(_live_folder(config, run_id), request)
+    """Send ``request`` to the live run; exit 0 if it took it, 1 if it refused it (the run
+    decides: a cap not above what it has spent) or did not take it in time, saying why."""
+    taken, why = send_request(_live_folder(config, run_id), request)
     if as_json:
-        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken}))
+        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken, "why": why}))
     elif taken:
         click.echo(f"Run {run_id}: {done}.")
     else:
-        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+        click.echo(f"Run {run_id} did not take the request: {why}", err=True)
     sys.exit(EXIT_OK if taken else EXIT_REFUSED)
 
 

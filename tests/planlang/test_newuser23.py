@@ -198,10 +198,6 @@ def _ended(live: Any) -> tuple[str, str]:
         return live.communicate()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known, unfixed: a raise request is taken without comparing it to what is spent",
-)
 def test_raise_refuses_a_cap_below_what_is_spent(tmp_path, monkeypatch, capsys, endpoint):
     """`planlang raise ID 0.01` with 0.02 spent is taken: "The cap was raised to 0.01"."""
     # On a terminal the same question refuses it: "The new cap must be above what is spent".
