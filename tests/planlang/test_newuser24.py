@@ -1,5 +1,6 @@
-"""Around newuser23's mended defect: `planlang raise` decided by the live run (a cap must be
-above what it has spent).
+"""Around newuser23's two mended defects: `planlang raise` decided by the live run (a cap must
+be above what it has spent), and `show` / `runs` of a run without its end record saying what it
+has done so far, from its events.
 
 Every endpoint is a local server started by the test; nothing depends on machine load.
 """
@@ -7,6 +8,8 @@ Every endpoint is a local server started by the test; nothing depends on machine
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +18,7 @@ import pytest
 from cli_calls import run
 from test_newuser23 import KEY, _ended, _paused_run, _project
 
+from planlang.run_so_far import read_events, so_far
 from planlang.run_watch import cap_refusal, send_request, take_requests
 from runtime import Budget
 from runtime.testing import FakeOpenAI
@@ -141,3 +145,84 @@ def test_a_request_no_run_takes_is_withdrawn(tmp_path):
         False, "no answer within 0.2 s (the request is withdrawn); is it still running?"
     )  # fmt: skip
     assert list((tmp_path / "requests").iterdir()) == []
+
+
+# -- show and runs of a run without its end record -------------------------------------------------
+
+
+def test_runs_lists_a_live_run_with_what_it_spent(tmp_path, monkeypatch, capsys, endpoint):
+    """`runs` of a run paused at its cap: running, 2 calls, 0.02 credits, from its events."""
+    live, run_id = _paused_run(tmp_path, monkeypatch)
+    try:
+        code, text, _ = run(["runs"], capsys)
+        _, out, _ = run(["runs", "--json"], capsys)
+        _, shown, _ = run(["show", run_id], capsys)
+    finally:
+        run(["cancel", run_id], capsys)
+        _ended(live)
+    assert code == 0 and f"{run_id}  running" in text and "2 calls  0.02 credits" in text, text
+    (meta,) = json.loads(out)["runs"]
+    assert (meta["status"], meta["from_events"], meta["cap"]) == ("running", True, 0.02), meta
+    assert meta["spent"] == pytest.approx(0.02) and meta["counts"]["done"] == 2, meta
+    assert "So far, from its events.jsonl" in shown and "Total: 2 calls, 2 paid, 0.02 credits" in (
+        shown
+    ), shown
+    _, out, _ = run(["runs", "--json"], capsys)  # ended: its own end record again
+    (meta,) = json.loads(out)["runs"]
+    assert meta["status"] == "cancelled" and "from_events" not in meta, meta
+
+
+def test_the_events_count_as_the_end_record_does(tmp_path, monkeypatch, capsys, endpoint):
+    """A finished run's events, read as a live run's are, give its recorded accounting, counts
+    and spent: bought calls and, on a rerun, answers from the ledger alike."""
+    plan = 'xs = parallel([lambda i=i: agent(f"w{i}") for i in range(3)])\n'
+    plan += 'phase("judge")\nresult = [xs, agent("q", model="judge")]\n'
+    toml = '[planlang.roles.judge]\nmodel = "judge-model"\nprice = 0.5\n[gate]\nmax_median = 5\n'
+    _project(tmp_path, monkeypatch, plan, toml)
+    for _ in range(2):  # the second run answers every question from the ledger
+        code, out, err = run(["run", "plan.py", "--json"], capsys, never=[KEY])
+        assert code == 0, err
+        folder = tmp_path / ".planlang" / "runs" / json.loads(out)["id"]
+        meta = json.loads((folder / "meta.json").read_text())
+        derived, workers = so_far(folder, {**meta, "cap": None})
+        assert json.loads(json.dumps(derived["accounting"])) == meta["accounting"]
+        assert (derived["counts"], derived["spent"]) == (meta["counts"], meta["spent"])
+        recorded = json.loads((folder / "threads.json").read_text())
+        keys = ("id", "label", "role", "model", "phase", "status", "turns", "credits", "error")
+        assert [{k: w[k] for k in keys} for w in workers] == [
+            {k: w[k] for k in keys} for w in recorded
+        ]
+    assert meta["accounting"]["total"]["cached"] == 4
+
+
+def test_a_killed_run_is_shown_with_what_its_events_hold(tmp_path, monkeypatch, capsys):
+    """A run SIGKILLed mid-run (its meta.json says running, its process is gone, its last event
+    half written): interrupted, with the calls its whole events hold."""
+    _project(tmp_path, monkeypatch, "result = 1\n")
+    folder = tmp_path / ".planlang" / "runs" / "20260101-000000-00000000-aaaaaa"
+    folder.mkdir(parents=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    meta = {"id": folder.name, "filename": "plan.py", "status": "running", "pid": gone.pid,
+            "started": 1.0, "finished": None, "cap": 1.0,
+            "accounting": {"total": {"calls": 0, "credits": 0.0}}, "error": None}  # fmt: skip
+    (folder / "meta.json").write_text(json.dumps(meta))
+    events = [
+        {"seq": 1, "t": 0.0, "kind": "budget", "spent": 0.0, "reserved": 0.0, "cap": 1.0},
+        {"seq": 2, "t": 0.1, "kind": "worker_started", "worker": 1, "label": "a", "role": None,
+         "phase": "main"},
+        {"seq": 3, "t": 0.2, "kind": "call", "worker": 1, "turn": 1, "phase": "main",
+         "role": None, "model": "m", "cached": False, "standin": False, "credits": 0.25,
+         "would_credits": 0.0, "seconds": 0.1},
+    ]  # fmt: skip
+    text = "".join(json.dumps(e) + "\n" for e in events) + '{"seq": 4, "t": 0.3, "kind": "ca'
+    (folder / "events.jsonl").write_text(text)
+    assert len(read_events(folder / "events.jsonl")) == 3
+    code, out, err = run(["show", folder.name, "--json"], capsys)
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["meta"]["status"] == "interrupted" and shown["meta"]["spent"] == 0.25
+    workers = [(w["id"], w["status"], w["credits"]) for w in shown["workers"]]
+    assert workers == [(1, "running", 0.25)], workers
+    code, text_out, _ = run(["runs"], capsys)
+    assert "interrupted" in text_out and "1 calls  0.25 credits" in text_out, text_out
