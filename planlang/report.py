@@ -81,6 +81,8 @@ def print_run(meta: dict[str, Any], threads: list[dict[str, Any]], console: Cons
         f"[bold]Run {meta['id']}[/bold]  {meta.get('filename')}  status {meta.get('status')}  "
         f"mode {meta.get('mode')}"
     )
+    if meta.get("from_events"):
+        console.print("So far, from its events.jsonl: the run has written no end record yet.")
     accounting = meta.get("accounting") or {}
     console.print(_tallies("Phases", "phase", accounting.get("phases") or {}))
     if accounting.get("tools"):

@@ -1,6 +1,7 @@
 """The bodies of ``planlang runs | show | result | raise | cancel``: a project's run folders
-read (one per run: meta.json, threads.json, result.json), and a live run steered from another
-shell (``run_watch``'s requests). ``planlang.cli`` imports this module inside the command.
+read (one per run: meta.json, threads.json, result.json; of a run without its end record, what
+its events.jsonl says so far, ``run_so_far``), and a live run steered from another shell
+(``run_watch``'s requests). ``planlang.cli`` imports this module inside the command.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from rich.console import Console
 from planlang.cli_report import run_html
 from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, json_error, project_for
 from planlang.report import print_run
-from planlang.run_records import list_runs, meta_problem, read_meta
+from planlang.run_records import meta_problem, read_meta, run_folders
+from planlang.run_so_far import so_far
 from planlang.run_watch import send_request
 
 __all__ = ["cancel_command", "raise_command", "result_command", "runs_command", "show_command"]
@@ -35,7 +37,8 @@ def _run_folder(config: str | None, run_id: str) -> Path:
 def runs_command(config: str | None, as_json: bool = False) -> None:
     """List past runs, oldest first (a run whose process is gone without an end record is
     listed as interrupted)."""
-    metas = list_runs(project_for(config).state_dir / "runs")
+    runs_dir = project_for(config).state_dir / "runs"
+    metas = [_so_far(folder, meta) for folder, meta in run_folders(runs_dir)]
     if as_json:
         click.echo(json.dumps({"runs": metas}, indent=2, default=str))
         return
@@ -61,7 +64,10 @@ def show_command(run_id: str, config: str | None, as_json: bool = False, as_html
         run_html(folder, output)
         return
     meta = read_meta(folder) or {}
-    threads = _record(folder / "threads.json", run_id, [])
+    if _unended(meta):
+        meta, threads = so_far(folder, meta)
+    else:
+        threads = _record(folder / "threads.json", run_id, [])
     if as_json:
         result = _record(folder / "result.json", run_id, None)
         shown = {"meta": meta, "workers": threads, "result": result}
@@ -72,6 +78,15 @@ def show_command(run_id: str, config: str | None, as_json: bool = False, as_html
     if result_path.exists():
         click.echo(f"Result (planlang result {run_id}):")
         click.echo(result_path.read_text(encoding="utf-8"))
+
+
+def _unended(meta: dict[str, Any]) -> bool:
+    """A run record without its end (running, or killed before it): its events say more."""
+    return meta.get("finished") is None and meta.get("status") in ("running", "interrupted")
+
+
+def _so_far(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    return so_far(folder, meta)[0] if _unended(meta) else meta
 
 
 def _record(path: Path, run_id: str, missing: Any) -> Any:
@@ -116,13 +131,15 @@ def _live_folder(config: str | None, run_id: str) -> Path:
 
 def _request(run_id: str, config: str | None, request: dict[str, Any], done: str,
              as_json: bool) -> None:  # fmt: skip
-    taken = send_request(_live_folder(config, run_id), request)
+    """Send ``request`` to the live run; exit 0 if it took it, 1 if it refused it (the run
+    decides: a cap not above what it has spent) or did not take it in time, saying why."""
+    taken, why = send_request(_live_folder(config, run_id), request)
     if as_json:
-        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken}))
+        click.echo(json.dumps({"id": run_id, "request": request, "taken": taken, "why": why}))
     elif taken:
         click.echo(f"Run {run_id}: {done}.")
     else:
-        click.echo(f"Run {run_id} did not take the request; is it still running?", err=True)
+        click.echo(f"Run {run_id} did not take the request: {why}", err=True)
     sys.exit(EXIT_OK if taken else EXIT_REFUSED)
 
 

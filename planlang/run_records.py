@@ -15,7 +15,8 @@ The folder holds:
 A run whose ``meta.json`` still says ``running`` while its process is gone (SIGKILL, power
 loss) is listed as ``interrupted``: it has no end record, and a rerun resumes from the ledger.
 One whose ``meta.json`` cannot be read (not JSON, not an object) is listed as ``unreadable``,
-with why.
+with why. What a run without its end record has done so far is read from its events
+(``planlang.run_so_far``): the run writes no record in between.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from typing import Any
 from planlang import result_json
 
 __all__ = ["failure_groups", "list_runs", "meta_problem", "new_run_folder", "read_meta",
-           "retry_failed", "write_end", "write_json", "write_start", "write_unstarted"]  # fmt: skip
+           "retry_failed", "run_folders", "write_end", "write_json", "write_start",
+           "write_unstarted"]  # fmt: skip
 
 END_STATUSES = ("completed", "failed", "cancelled", "interrupted", "stopped-at-budget")
 
@@ -144,9 +146,14 @@ def list_runs(runs_dir: Path) -> list[dict[str, Any]]:
     """Every run, oldest first: its record, or for a run whose ``meta.json`` cannot be read
     ``{"id", "status": "unreadable", "error"}`` (listed, not dropped; placed by its folder's
     time)."""
+    return [meta for _, meta in run_folders(runs_dir)]
+
+
+def run_folders(runs_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every run's folder with its record, oldest first, as ``list_runs`` lists them."""
     if not runs_dir.is_dir():
         return []
-    found: list[tuple[float, str, dict[str, Any]]] = []
+    found: list[tuple[float, str, Path, dict[str, Any]]] = []
     for folder in runs_dir.iterdir():
         if not folder.is_dir():
             continue
@@ -159,8 +166,9 @@ def list_runs(runs_dir: Path) -> list[dict[str, Any]]:
             when = folder.stat().st_mtime
         else:
             when = meta.get("started") or meta.get("finished") or 0
-        found.append((when if isinstance(when, int | float) else 0, str(meta.get("id")), meta))
-    return [meta for *_, meta in sorted(found, key=lambda item: item[:2])]
+        when = when if isinstance(when, int | float) else 0
+        found.append((when, str(meta.get("id")), folder, meta))
+    return [(folder, meta) for *_, folder, meta in sorted(found, key=lambda item: item[:2])]
 
 
 def _alive(pid: Any) -> bool:

@@ -16,6 +16,7 @@ on the wire finish and are stored, the record says ``interrupted``, and a rerun 
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import select
@@ -34,8 +35,8 @@ from planlang.cli_support import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_T
 from planlang.run_records import failure_groups, write_end
 from runtime import Run
 
-__all__ = ["WatchOptions", "apply_requests", "ended", "send_request", "stuck_at_budget",
-           "thunk_failures", "watch"]  # fmt: skip
+__all__ = ["WatchOptions", "apply_requests", "cap_refusal", "ended", "send_request",
+           "stuck_at_budget", "take_requests", "thunk_failures", "watch"]  # fmt: skip
 
 EXIT_FAILED = EXIT_REFUSED  # a run that failed, stopped or was cancelled: "refused, held or failed"
 _TICK = 0.25
@@ -146,13 +147,27 @@ def _budget_decision(run: Run, folder: Path, interactive: bool, wait: bool) -> b
         click.echo(f"{said} Stopping here (not on a terminal; --wait-at-budget waits instead).",
                    err=True)  # fmt: skip
         return False
-    return _ask_at_budget(run, folder, said, spent)
+    return _ask_at_budget(run, folder, said)
 
 
 _QUESTION = " New cap, or 'stop' (planlang raise or cancel from another shell also answer) [stop]: "
 
 
-def _ask_at_budget(run: Run, folder: Path, said: str, spent: float) -> bool:
+def cap_refusal(new_cap: float, run: Run) -> str | None:
+    """Why ``run`` refuses ``new_cap`` as its cap, in one sentence; None if it takes it.
+
+    The one rule for a cap asked at the terminal and by ``planlang raise`` alike: it must be
+    above what the run has spent, which only the run itself knows exactly (read here, as the
+    cap is set, not when the request was made)."""
+    if not math.isfinite(new_cap):
+        return f"The new cap must be a finite number of credits, not {new_cap}."
+    spent = run.llm.budget.snapshot()[0]
+    if new_cap <= spent:
+        return f"The new cap must be above what is spent ({spent:.4g})."
+    return None
+
+
+def _ask_at_budget(run: Run, folder: Path, said: str) -> bool:
     """Ask the person at the terminal, while watching for ``planlang raise`` and ``cancel``
     from other shells: whichever answers first wins, and the prompt says which it was."""
     click.echo(said + _QUESTION, err=True, nl=False)
@@ -163,12 +178,15 @@ def _ask_at_budget(run: Run, folder: Path, said: str, spent: float) -> bool:
             click.echo("", err=True)
             return False
         if answer is None:  # nothing typed yet: did another shell answer?
-            taken = apply_requests(run, folder)
-            if taken:
+            answered = take_requests(run, folder)
+            if answered:
                 click.echo("", err=True)
-                for line in taken:
+                for line, _ in answered:
                     click.echo(line, err=True)
-                return True  # a raise resumes the run; a cancel ends it as cancelled
+                if any(taken for _, taken in answered):
+                    return True  # a raise resumes the run; a cancel ends it as cancelled
+                click.echo(said + _QUESTION, err=True, nl=False)  # a refused raise: ask again
+                continue
             if ended(run) or not stuck_at_budget(run):
                 click.echo("\nThe run goes on: the budget is no longer spent.", err=True)
                 return True
@@ -181,9 +199,9 @@ def _ask_at_budget(run: Run, folder: Path, said: str, spent: float) -> bool:
         except ValueError:
             click.echo(f"Not a number: {answer!r}." + _QUESTION, err=True, nl=False)
             continue
-        if new_cap <= spent:
-            click.echo(f"The new cap must be above what is spent ({spent:.4g})." + _QUESTION,
-                       err=True, nl=False)  # fmt: skip
+        refused = cap_refusal(new_cap, run)
+        if refused is not None:
+            click.echo(refused + _QUESTION, err=True, nl=False)
             continue
         run.llm.budget.raise_to(new_cap)
         run.log_events.emit("cap_raised", cap=new_cap, by="terminal")
@@ -203,42 +221,101 @@ def _line_within(seconds: float) -> str | None:
 # -- requests from other shells --------------------------------------------------------------
 
 
-def send_request(folder: Path, request: dict[str, Any], *, wait: float = 10.0) -> bool:
-    """Drop a request for the live run of ``folder``; True once the run has taken it."""
+def send_request(folder: Path, request: dict[str, Any], *,
+                 wait: float = 10.0) -> tuple[bool, str | None]:  # fmt: skip
+    """Drop a request for the live run of ``folder``; whether the run took it, and if not why.
+
+    The run claims a request (renames it), acts on it and answers beside it (``take_requests``);
+    one not claimed within ``wait`` seconds is withdrawn, so it is never taken unseen later."""
     inbox = folder / "requests"
     inbox.mkdir(exist_ok=True)
     path = inbox / f"{time.time():.6f}-{secrets.token_hex(3)}.json"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(request), encoding="utf-8")
     tmp.replace(path)
+    answer = path.with_suffix(".answer")
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        if not path.exists():
-            return True
+        if answer.exists():
+            return _read_answer(answer)
         time.sleep(0.05)
-    return False
+    try:
+        path.unlink()  # not claimed in time: withdrawn
+    except FileNotFoundError:  # claimed at the last moment: its answer is on its way
+        for _ in range(40):
+            if answer.exists():
+                return _read_answer(answer)
+            time.sleep(0.05)
+        return True, None  # taken by a run that does not answer (one of an older planlang)
+    return False, f"no answer within {wait:g} s (the request is withdrawn); is it still running?"
+
+
+def _read_answer(answer: Path) -> tuple[bool, str | None]:
+    try:
+        said = json.loads(answer.read_text(encoding="utf-8"))
+        answer.unlink(missing_ok=True)
+        return bool(said["taken"]), said.get("why")
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        return False, f"the run's answer cannot be read: {error}"
 
 
 def apply_requests(run: Run, folder: Path) -> list[str]:
     """Take the requests other shells dropped for this run; what was done, one line each."""
+    return [line for line, _ in take_requests(run, folder)]
+
+
+def take_requests(run: Run, folder: Path) -> list[tuple[str, bool]]:
+    """Take the requests other shells dropped for this run, each answered beside it (taken, or
+    refused and why); per request one line saying what was done, and whether it was taken."""
     inbox = folder / "requests"
     if not inbox.is_dir():
         return []
-    done: list[str] = []
+    done: list[tuple[str, bool]] = []
     for path in sorted(inbox.glob("*.json")):
+        claimed = path.with_suffix(".claimed")
         try:
-            request = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            path.rename(claimed)  # atomic: the sender can no longer withdraw it
+            request = json.loads(claimed.read_text(encoding="utf-8"))
+        except FileNotFoundError:  # withdrawn (the sender gave up waiting)
             continue
-        if "raise" in request:
-            run.llm.budget.raise_to(float(request["raise"]))
-            run.log_events.emit("cap_raised", cap=float(request["raise"]), by="request")
-            done.append(f"The cap was raised to {float(request['raise']):.4g} (planlang raise).")
-        if request.get("cancel"):
-            done.append("Cancelled by request (planlang cancel).")
-            run.cancel("cancelled by request (planlang cancel)")
-        path.unlink(missing_ok=True)
+        except (OSError, ValueError) as error:
+            request = {"unreadable": str(error)}
+        line, why = _take(run, request)
+        _answer(path.with_suffix(".answer"), why)
+        claimed.unlink(missing_ok=True)
+        done.append((line, why is None))
     return done
+
+
+def _take(run: Run, request: Any) -> tuple[str, str | None]:
+    """Act on one request: what was done, and why it was refused (None: it was taken)."""
+    if isinstance(request, dict) and "raise" in request:
+        try:
+            cap = float(request["raise"])
+        except (TypeError, ValueError):
+            why = f"The new cap is not a number: {request['raise']!r}."
+            return f"A raise was refused (planlang raise): {why}", why
+        refused = cap_refusal(cap, run)
+        if refused is not None:
+            return f"A raise to {cap:.4g} was refused (planlang raise): {refused}", refused
+        run.llm.budget.raise_to(cap)
+        run.log_events.emit("cap_raised", cap=cap, by="request")
+        return f"The cap was raised to {cap:.4g} (planlang raise).", None
+    if isinstance(request, dict) and request.get("cancel"):
+        run.cancel("cancelled by request (planlang cancel)")
+        return "Cancelled by request (planlang cancel).", None
+    why = f"Not a request this run takes: {str(request)[:80]}."
+    return f"A request was refused: {why}", why
+
+
+def _answer(path: Path, why: str | None) -> None:
+    """Answer a request atomically beside it: the sender reads all of it or nothing."""
+    tmp = path.with_suffix(".answer-tmp")
+    try:
+        tmp.write_text(json.dumps({"taken": why is None, "why": why}), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:  # the sender then says it was not taken in time
+        tmp.unlink(missing_ok=True)
 
 
 # -- the end ---------------------------------------------------------------------------------

@@ -29,15 +29,20 @@ class Tally:
     would_credits: float = 0.0  # what the stand-in calls would have cost at the role's price
 
     def add(self, reply: Reply) -> None:
+        self.count(reply.cached, reply.standin, reply.credits or 0.0)
+
+    def count(self, cached: bool, standin: bool, credits: float) -> None:
+        """One answer, worth ``credits``: free if ``cached`` or a stand-in's (``standin``), else
+        bought. ``add`` counts a reply so; a reader of a run's events counts its calls so."""
         self.calls += 1
-        if reply.cached:
+        if cached:
             self.cached += 1
-        elif reply.standin:
+        elif standin:
             self.standin += 1
-            self.would_credits += reply.credits or 0.0
+            self.would_credits += credits
         else:
             self.sent += 1
-            self.credits += reply.credits or 0.0
+            self.credits += credits
 
     def to_dict(self) -> dict[str, Any]:
         fields = dataclasses.asdict(self)

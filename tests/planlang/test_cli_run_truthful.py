@@ -209,7 +209,7 @@ def test_raise_from_another_shell_lets_a_waiting_run_finish(project, server):
     raised = planlang(project, "raise", meta["id"], "10", "--json")
     assert raised.returncode == 0, raised.stderr
     assert json.loads(raised.stdout) == {"id": meta["id"], "request": {"raise": 10.0},
-                                         "taken": True}  # fmt: skip
+                                         "taken": True, "why": None}  # fmt: skip
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert json.loads(out) == EXPECTED and "The cap was raised to 10" in err

@@ -198,10 +198,6 @@ def _ended(live: Any) -> tuple[str, str]:
         return live.communicate()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known, unfixed: a raise request is taken without comparing it to what is spent",
-)
 def test_raise_refuses_a_cap_below_what_is_spent(tmp_path, monkeypatch, capsys, endpoint):
     """`planlang raise ID 0.01` with 0.02 spent is taken: "The cap was raised to 0.01"."""
     # On a terminal the same question refuses it: "The new cap must be above what is spent".
@@ -232,10 +228,6 @@ def test_cancelled_run_does_not_count_its_cancelled_workers_as_failed(
     assert "0 failed" in stderr and "The run failed" not in stderr, stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known, unfixed: a live run's meta.json and threads.json are written at its end only",
-)
 def test_show_of_a_live_run_says_what_it_spent(tmp_path, monkeypatch, capsys, endpoint):
     """`planlang show ID` of a live run that spent 0.02 says "Total: 0 calls, 0 paid, 0 credits"."""
     # The person deciding `planlang raise ID CAP` from another shell is told nothing was
