@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import re2
@@ -74,22 +73,50 @@ def watching(told: Callable[[int], None]) -> Iterator[None]:
 
 
 # ECMA-262's own meanings (JSON Schema's patterns are ECMA's) written as RE2 reads them:
-# ``\uXXXX`` is ``\x{XXXX}`` (a surrogate pair the character it makes); ``\s`` is ECMA's white
-# space and line ends, not RE2's six ASCII ones (``\S`` outside a class its complement); ``.``
-# is anything but a line end (RE2's matched ``\r``, U+2028 and U+2029). A lone surrogate, in a
-# pattern or a text, stands for a code point of plane 16's private use area, the same on both
-# sides (RE2 reads UTF-8, which has none); an escaped backslash stays the pair it is.
-_SPACE = (r"\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}"
-          r"\x{3000}\x{FEFF}")  # fmt: skip
-_DOT = r"[^\n\r\x{2028}\x{2029}]"
-_SURROGATE_SHIFT = 0x10F800 - 0xD800  # U+D800..U+DFFF as U+10F800..U+10FFFF
-_HEX = frozenset("0123456789abcdefABCDEF")
+# ``\uXXXX`` (and ``\u{X...}``, ``\xHH``, ``\cX``, ``\t`` and the like, and ``[\b]``, a
+# backspace) is the code point it names, a surrogate pair the character it makes; ``\s`` is
+# ECMA's white space and line ends, not RE2's six ASCII ones, and ``\S`` their complement, in
+# a class too; ``.`` is anything but a line end (RE2's matched ``\r``, U+2028 and U+2029). A
+# class is read to its end, each member written as RE2 reads it (``\x{...}``), so RE2 never
+# meets ECMA's own syntax there (``[\b]``, a ``[`` that is itself, a ``-`` beside ``\w``).
+#
+# A lone surrogate (JSON's ``"\ud800"`` decodes to one) is a code point in ECMA as in a Python
+# text; UTF-8 has none, but RE2 compiles U+D800..U+DFFF as the three bytes they would be
+# (``ED A0 80``...), which no UTF-8 of real text holds. So a text is handed to RE2 as those
+# bytes (``surrogatepass``) and a pattern names the surrogates by code point: a lone surrogate
+# matches only itself (never a character of plane 16, which it once stood for), a range over
+# them (``[\uD7FF-\uE000]``) holds them, and a negated class or ``.`` matches them.
+_SPACES = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+           (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
+           (0xFEFF, 0xFEFF))  # fmt: skip
+_LAST = 0x10FFFF
 
 
 def _code(point: int) -> str:
-    if 0xD800 <= point <= 0xDFFF:
-        point += _SURROGATE_SHIFT
-    return f"\\x{{{point:X}}}"
+    """One code point as RE2 reads it in a class or out of one (``\\x{...}``, or itself)."""
+    return chr(point) if chr(point).isascii() and chr(point).isalnum() else f"\\x{{{point:X}}}"
+
+
+def _ranges(ranges: Iterable[tuple[int, int]]) -> str:
+    return "".join(_code(a) if a == b else f"{_code(a)}-{_code(b)}" for a, b in ranges)
+
+
+def _complement(ranges: tuple[tuple[int, int], ...]) -> Iterator[tuple[int, int]]:
+    start = 0
+    for a, b in ranges:
+        if start < a:
+            yield start, a - 1
+        start = b + 1
+    if start <= _LAST:
+        yield start, _LAST
+
+
+_SPACE = _ranges(_SPACES)  # members of a class: ``\s`` is ``[_SPACE]``
+_NOT_SPACE = _ranges(_complement(_SPACES))  # ``\S`` among other members of a class
+_DOT = r"[^\n\r\x{2028}\x{2029}]"
+_HEX = frozenset("0123456789abcdefABCDEF")
+_CONTROLS = {"t": 0x09, "n": 0x0A, "v": 0x0B, "f": 0x0C, "r": 0x0D}
+_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 
 def _unicode_escape(pattern: str, i: int) -> int | None:
@@ -100,62 +127,137 @@ def _unicode_escape(pattern: str, i: int) -> int | None:
     return None
 
 
+def _pair(high: int, low: int | None) -> int | None:
+    """The character a surrogate pair makes, or None if these two are not one."""
+    if 0xD800 <= high < 0xDC00 and low is not None and 0xDC00 <= low <= 0xDFFF:
+        return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+    return None
+
+
+def _braced_hex(pattern: str, i: int) -> tuple[int, int] | None:
+    """The code point of ``{X...}`` at ``pattern[i]`` (at most U+10FFFF) and where it ends."""
+    if pattern[i : i + 1] != "{":
+        return None
+    end = pattern.find("}", i + 1, i + 10)
+    digits = pattern[i + 1 : end]
+    if end < 0 or not digits or not _HEX.issuperset(digits) or int(digits, 16) > _LAST:
+        return None
+    return int(digits, 16), end + 1
+
+
+def _character(pattern: str, i: int) -> tuple[int, int]:
+    """The code point of the (unescaped) character at ``pattern[i]`` and where it ends: a
+    text's code point, a surrogate one too (as in the texts it meets, where two of them are
+    two, not the character a pair of escapes names)."""
+    return ord(pattern[i]), i + 1
+
+
+def _escape(pattern: str, i: int, inside: bool) -> tuple[int | str, int]:
+    """The escape at ``pattern[i]`` (a backslash): its code point, or RE2's text for what it
+    is (a set such as ``\\d``, an assertion, or what RE2 is left to refuse), and its end."""
+    e = pattern[i + 1]
+    if e == "u":
+        unit = _unicode_escape(pattern, i)
+        if unit is not None:
+            joined = _pair(unit, _unicode_escape(pattern, i + 6))
+            return (unit, i + 6) if joined is None else (joined, i + 12)
+        braced = _braced_hex(pattern, i + 2)  # ``\u{1F600}``
+        return braced if braced is not None else (pattern[i : i + 2], i + 2)
+    if e == "x":
+        digits = pattern[i + 2 : i + 4]
+        if len(digits) == 2 and _HEX.issuperset(digits):
+            return int(digits, 16), i + 4
+        braced = _braced_hex(pattern, i + 2)  # RE2's ``\x{...}``
+        return braced if braced is not None else (pattern[i : i + 2], i + 2)
+    if e == "c" and pattern[i + 2 : i + 3].isascii() and pattern[i + 2 : i + 3].isalpha():
+        return ord(pattern[i + 2]) % 32, i + 3  # ``\cJ`` is control-J, a line feed
+    if e in _CONTROLS:
+        return _CONTROLS[e], i + 2
+    if e == "b" and inside:
+        return 0x08, i + 2  # ``[\b]`` is a backspace (outside a class, a word boundary)
+    if e == "0" and not pattern[i + 2 : i + 3].isdigit():
+        return 0, i + 2
+    if e == "s":
+        return (_SPACE if inside else f"[{_SPACE}]"), i + 2
+    if e == "S":
+        return (_NOT_SPACE if inside else f"[^{_SPACE}]"), i + 2
+    if e in "pP":  # ``\p{L}``, ``\pL``: RE2's Unicode classes, which it checks
+        end = pattern.find("}", i + 3, i + 64) if pattern[i + 2 : i + 3] == "{" else -1
+        if end > 0 and _NAME.issuperset(pattern[i + 3 : end]):
+            return pattern[i : end + 1], end + 1
+        return pattern[i : i + 3], i + 3
+    if e in "QE" or not (e.isascii() and e.isalnum()):
+        return _character(pattern, i + 1)  # ``\.``, ``\-``, ``\Q``: the character itself
+    # ``\d``, ``\w`` and their complements (RE2's are ECMA's, ASCII), ``\b``, ``\B``, ``\z``;
+    # RE2 refuses what ECMA has not (``\1``, ``\k<name>``, ``\y``)
+    return pattern[i : i + 2], i + 2
+
+
+def _member(pattern: str, i: int) -> tuple[int | str, int]:
+    """One member of a class at ``pattern[i]`` (not its closing ``]``) and where it ends."""
+    if pattern[i] == "\\" and i + 1 < len(pattern):
+        return _escape(pattern, i, inside=True)
+    return _character(pattern, i)  # ECMA has no [:alpha:]: a "[" is itself
+
+
+def _member_text(member: int | str) -> str:
+    return _code(member) if isinstance(member, int) else member
+
+
+def _class(pattern: str, i: int) -> tuple[str, int]:
+    """The class at ``pattern[i]`` (a ``[``) as RE2 reads it, and where it ends."""
+    n = len(pattern)
+    negated = pattern[i + 1 : i + 2] == "^"
+    i += 2 if negated else 1
+    if pattern[i : i + 1] == "]":  # ECMA's [] matches nothing, [^] anything
+        return (r"[\x00-\x{10FFFF}]" if negated else r"[^\x00-\x{10FFFF}]"), i + 1
+    out = ["[^" if negated else "["]
+    while i < n and pattern[i] != "]":
+        first, i = _member(pattern, i)
+        if pattern[i : i + 1] == "-" and i + 1 < n and pattern[i + 1] != "]":
+            last, i = _member(pattern, i + 1)
+            if isinstance(first, int) and isinstance(last, int):
+                out.append(f"{_code(first)}-{_code(last)}")  # RE2 refuses one out of order
+            else:  # ``[\w-.]``: beside a set, a "-" is itself (ECMA's Annex B, and RE2's)
+                out.append(f"{_member_text(first)}\\-{_member_text(last)}")
+        else:
+            out.append(_member_text(first))
+    if i < n:
+        out.append("]")
+        i += 1
+    return "".join(out), i  # unclosed: RE2 refuses it (missing ])
+
+
 def _as_re2(pattern: str) -> str:
-    """``pattern`` (ECMA-262) as RE2 reads it: one pass, in linear time."""
+    """``pattern`` (ECMA-262) as RE2 reads it: one pass, in linear time. It holds no
+    surrogate, so it is UTF-8."""
     out: list[str] = []
-    i, n, inside = 0, len(pattern), False
+    i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
-            unit = _unicode_escape(pattern, i)
-            if unit is not None:
-                low = _unicode_escape(pattern, i + 6) if 0xD800 <= unit < 0xDC00 else None
-                if low is not None and 0xDC00 <= low <= 0xDFFF:  # a pair: its character
-                    out.append(_code(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
-                    i += 12
-                else:
-                    out.append(_code(unit))
-                    i += 6
-                continue
-            escaped = pattern[i + 1]
-            if escaped in "QE":  # RE2 quotes between them; to ECMA each is its letter
-                out.append(escaped)
-            elif escaped == "s":
-                out.append(_SPACE if inside else f"[{_SPACE}]")
-            elif escaped == "S" and not inside:
-                out.append(f"[^{_SPACE}]")
-            else:
-                out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if inside:
-            if c == "]":
-                inside = False
-            out.append("\\[" if c == "[" else c)  # ECMA has no [:alpha:]: a "[" is itself
+            atom, i = _escape(pattern, i, inside=False)
+            out.append(_member_text(atom))
         elif c == "[":
-            negated = pattern[i + 1 : i + 2] == "^"
-            after = i + (2 if negated else 1)
-            if pattern[after : after + 1] == "]":  # ECMA's [] matches nothing, [^] anything
-                out.append(r"[\x00-\x{10FFFF}]" if negated else r"[^\x00-\x{10FFFF}]")
-                i = after + 1
-                continue
-            inside = True
-            out.append(pattern[i:after])
-            i = after
-            continue
+            text, i = _class(pattern, i)
+            out.append(text)
+        elif c == ".":
+            out.append(_DOT)
+            i += 1
+        elif "\ud800" <= c <= "\udfff":
+            out.append(_code(ord(c)))
+            i += 1
         else:
-            out.append(_DOT if c == "." else c)
-        i += 1
-    return _encodable("".join(out))
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=256)
 def compiled(pattern: str) -> Any:
     """The pattern compiled once (a plan asks the same few many times)."""
     try:
-        return re2.compile(_as_re2(pattern), _OPTIONS)
-    except UnicodeEncodeError:
-        raise PatternError(f"the pattern {pattern!r} holds a lone surrogate") from None
+        return re2.compile(_as_re2(pattern).encode("utf-8"), _OPTIONS)
     except re2.error as error:
         why = error.args[0] if error.args else "not a pattern"
         if isinstance(why, bytes):
@@ -204,21 +306,9 @@ def _bounded(pattern: str, text: str) -> Any:
     return regex
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")  # one class: no backtracking
-
-
-def _encodable(text: str) -> str:
-    """RE2 reads UTF-8: a lone surrogate (JSON's ``"\\ud800"`` decodes to one) is matched
-    as its code point in plane 16's private use area, as a pattern names it (``_as_re2``),
-    one for one, so the text keeps its length."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub(_private, text)
-    return text
-
-
-def _private(m: re.Match[str]) -> str:
-    return chr(ord(m.group()) + _SURROGATE_SHIFT)
+def _encodable(text: str) -> bytes:
+    """The text as the bytes RE2 reads: its UTF-8, a lone surrogate (JSON's ``"\\ud800"``
+    decodes to one) as the three bytes it would be, which a pattern names by code point
+    (``_as_re2``) and no real character's UTF-8 holds. Each code point of the text is one
+    (two surrogates side by side are two, as ``result_json`` writes them)."""
+    return text.encode("utf-8", "surrogatepass")

@@ -15,44 +15,28 @@ from runtime import linear_regex
 
 
 @pytest.mark.parametrize("text", ["\xa0", "\ufeff", "\u2029", "\u3000"])
-@pytest.mark.xfail(
-    strict=True, reason="known, unfixed: [\\S] inside a class keeps RE2's ASCII meaning"
-)
 def test_not_space_inside_a_class_is_ecmas(text: str) -> None:
     """``[\\S]`` is ECMA's non-white-space, as ``\\S`` outside a class already is."""
     assert not linear_regex.search(r"^[\S]$", text)
     assert not linear_regex.search(r"^[\Sa]$", text)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known, unfixed: class ranges are not split around the surrogates"
-)
 def test_a_range_ending_in_a_surrogate_does_not_match_an_astral_character() -> None:
     """``[\\uD000-\\uDFFF]`` holds code units up to U+DFFF only, never the emoji U+1F600."""
     assert not linear_regex.search(r"^[\uD000-\uDFFF]$", "\U0001f600")
     assert not linear_regex.search(r"^[\u0041-\uDBFF]$", "\U0001f600")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known, unfixed: class ranges are not split around the surrogates"
-)
 def test_a_range_across_the_surrogates_holds_a_lone_one() -> None:
     """``[\\uD7FF-\\uE000]`` holds U+D900, so a text of that lone surrogate matches."""
     assert linear_regex.search(r"^[\uD7FF-\uE000]$", "\ud900")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known, unfixed: class ranges are not split around the surrogates"
-)
 def test_a_range_from_a_surrogate_to_ffff_is_a_pattern() -> None:
     """``[\\uD800-\\uFFFF]`` is a valid ECMA class (U+D800..U+FFFF), not a PatternError."""
     assert linear_regex.search(r"^[\uD800-\uFFFF]$", "\uffff")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known, unfixed: lone surrogates share plane 16's private-use block with real text",
-)
 def test_a_lone_surrogate_matches_only_itself() -> None:
     """docs/LANGUAGE.md: a lone surrogate matches only itself, not U+10F800 (private use)."""
     assert not linear_regex.search(r"^\uD800$", "\U0010f800")
@@ -60,7 +44,6 @@ def test_a_lone_surrogate_matches_only_itself() -> None:
 
 
 @pytest.mark.parametrize(("pattern", "text"), [(r"^[\b]$", "\x08"), (r"^a\cJb$", "a\nb")])
-@pytest.mark.xfail(strict=True, reason="known, unfixed: [\\b] and \\cX are not rewritten")
 def test_ecma_class_backspace_and_control_escapes_compile(pattern: str, text: str) -> None:
     """ECMA's ``[\\b]`` (backspace) and ``\\cJ`` (control-J) are patterns, not PatternErrors."""
     assert linear_regex.search(pattern, text)

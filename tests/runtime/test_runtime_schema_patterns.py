@@ -129,8 +129,9 @@ def test_patterns_read_as_ecma_262_reads_them() -> None:
 
 def test_a_lone_surrogate_is_matched_as_one_character() -> None:
     """JSON's ``"\\ud800"`` decodes to a lone surrogate, which UTF-8 (RE2's) cannot hold: in
-    a text and in a pattern it stands for the same private code point, so it matches itself
-    and nothing else (it was refused in a pattern, and matched as U+FFFD in a text)."""
+    a text it is handed to RE2 as the three bytes it would be, which a pattern names by code
+    point, so it matches itself and nothing else (it was refused in a pattern, and matched as
+    U+FFFD in a text)."""
     assert search("^.a$", "\ud800a")
     assert not search("^a$", "\ud800a")
     assert search("\ud800", "x\ud800") and not search("\ud800", "x\ud801")
