@@ -14,6 +14,7 @@ from copy import deepcopy
 from functools import lru_cache
 from typing import Any
 
+from planlang.standin_merge import merge_part, merged_nots
 from planlang.standin_numbers import flipped_bound, integer, number, ordered, whole_count
 from planlang.standin_pattern import pattern_candidates
 from planlang.standin_size import (
@@ -165,11 +166,12 @@ class Maker:
         return {"allOf": [rest, chosen]} if rest else chosen
 
     def _merged(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """The parts of an ``allOf`` in one schema: properties met by both sides, required
-        names joined, any other keyword the first one's. A new dict each level: the plan's
-        schema is never changed."""
+        """The parts of an ``allOf`` in one schema (``standin_merge``: of two bounds the
+        tighter, properties met by both sides, required names joined). A new dict each level:
+        the plan's schema is never changed."""
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        joined: dict[str, list[Any]] = {}  # a property's parts, one allOf for all of them
+        joined: dict[tuple[str, str], list[Any]] = {}  # a property's parts, one allOf for all
+        nots: list[Any] = []
         for part in schema["allOf"]:
             part = (
                 self.resolve(part["$ref"])
@@ -181,22 +183,8 @@ class Maker:
                                           "holds the schema false")  # fmt: skip
             if not isinstance(part, dict):
                 continue  # true: any value
-            for k, v in part.items():
-                if k == "properties" and isinstance(v, dict):
-                    props = dict(merged.get("properties") or {})
-                    for name, sub in v.items():
-                        if name in joined:
-                            joined[name].append(sub)
-                        elif name in props:  # met by both: 70 parts were 70 levels deep
-                            joined[name] = [props[name], sub]
-                            props[name] = {"allOf": joined[name]}
-                        else:
-                            props[name] = sub
-                    merged["properties"] = props
-                elif k == "required" and isinstance(v, list):
-                    merged["required"] = [*merged.get("required", []), *v]
-                else:
-                    merged.setdefault(k, v)
+            merge_part(merged, part, joined, nots)
+        merged_nots(merged, nots)
         self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
         return merged
 

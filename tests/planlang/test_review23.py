@@ -87,7 +87,6 @@ def test_standin_answers_the_surrogate_pair_pattern() -> None:
     {"allOf": [{"type": "string", "maxLength": 20}, {"maxLength": 2}]},
     {"allOf": [{"type": "integer", "minimum": 0, "maximum": 1000}, {"minimum": 1000}]},
 ])  # fmt: skip
-@pytest.mark.xfail(strict=True, reason="known, unfixed: allOf merging keeps the first part's bound")  # noqa: E501
 def test_standin_allof_takes_the_tighter_bound(schema: dict[str, Any]) -> None:
     """An allOf part that narrows a bound an earlier part set is met (merged keeps the first)."""
     _valid_on_every_seed(schema)
