@@ -85,6 +85,7 @@ class Maker:
         self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
         self.kept: list[dict[str, Any]] = []  # the nodes it made itself (``allOf`` merged)
         self.vary = 0  # repeats met: past none, a format answers its one sample
+        self.wide = 0  # the try this is: past the first, a type list may answer null
         self.listed_memo: dict[int, tuple[dict[str, Any], list[Any]]] = {}  # ``_listed``
 
     def make(self, schema: Any, depth: int) -> Any:
@@ -129,8 +130,7 @@ class Maker:
             return self.make({"allOf": [rest, flipped]}, depth + 1)
         kind = schema.get("type")
         if isinstance(kind, list):
-            kinds = [k for k in kind if k != "null"] or kind
-            kind = self.rng.choice(self._fitting_kinds(schema, kinds))
+            return self._of_kinds(schema, kind, depth)
         if kind is None:
             if "not" in schema and isinstance(schema["not"], dict) and "type" in schema["not"]:
                 kind = _other_kind(schema["not"]["type"])
@@ -195,10 +195,42 @@ class Maker:
             raise AnswerTooLarge
         return fitting if len(fitting) < len(choices) else choices
 
-    def _fitting_kinds(self, schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
-        fitting = [k for k in kinds if type(k) is not str or fits(schema, self.root, self.memo, k)]
+    def _of_kinds(self, schema: dict[str, Any], named: list[Any], depth: int) -> Any:
+        """A value of one of the kinds a ``type`` list names (a ``not: {type: ...}`` beside
+        it bars some). Null is drawn only once another try or a repeated item asks for more
+        than the others give (``wide``, ``vary``), or where none of them fits: every other
+        try then answers null wherever it may (a ``not`` the maker does not read may bar all
+        the rest), the others draw it as any kind. A kind with no answer (``minimum`` above
+        ``maximum``) gives way to the others, null too."""
+        allowed = _unbarred(schema, named)
+        if not allowed:
+            raise UnsatisfiableSchema(f"no answer can satisfy the JSON schema: its not bars "
+                                      f"every type it names ({named})")  # fmt: skip
+        preferred = (
+            allowed if self.wide or self.vary else [k for k in allowed if k != "null"] or allowed
+        )
+        fitting = self._fitting_kinds(schema, preferred)
         if not fitting:
-            raise AnswerTooLarge
+            fitting = self._fitting_kinds(schema, allowed)  # null, past ANSWER_MOST's others
+            if not fitting:
+                raise AnswerTooLarge
+        if self.wide % 2 and not self.vary and "null" in fitting:
+            return None  # the tries before may have missed for want of it
+        kind = self.rng.choice(fitting)
+        try:
+            return getattr(self, f"_{kind}", self._null)(schema, depth)
+        except UnsatisfiableSchema:
+            for other in allowed:
+                if other != kind and other in self._fitting_kinds(schema, [other]):
+                    try:
+                        return getattr(self, f"_{other}", self._null)(schema, depth)
+                    except UnsatisfiableSchema:
+                        continue
+            raise
+
+    def _fitting_kinds(self, schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
+        """The kinds the maker may build within ``ANSWER_MOST`` (all of them, usually)."""
+        fitting = [k for k in kinds if type(k) is not str or fits(schema, self.root, self.memo, k)]
         return fitting if len(fitting) < len(kinds) else kinds
 
     def resolve(self, ref: Any) -> Any:
@@ -218,11 +250,19 @@ class Maker:
         else:
             chosen = required + [k for k in optional if self.rng.random() < 0.5]
         most = whole_count(schema.get("maxProperties"))
+        ordered(schema.get("minProperties", 0), most, "minProperties", "maxProperties")
         if most is not None and len(chosen) > most:
             chosen = chosen[: max(most, len(required))]  # the check says if required pass it
         least = whole_count(schema.get("minProperties")) or 0
         if len(chosen) < least:
             chosen += self._more_keys(schema, chosen, least - len(chosen))
+        elif (
+            self.vary
+            and depth < SOFT
+            and (most is None or len(chosen) < most)
+            and (self.rng.random() < 0.5)
+        ):  # a repeat met (uniqueItems): a name more, where one is allowed, makes another
+            chosen += self._more_keys(schema, chosen, 1)
         spend(len(chosen))
         return {k: self.make(self._value_schema(schema, k), depth + 1) for k in chosen}
 
@@ -378,6 +418,19 @@ _NOT_ASSERTIONS = frozenset({"$defs", "definitions", "$id", "$schema", "$anchor"
                              "description", "default", "examples", "deprecated", "readOnly",
                              "writeOnly"})  # fmt: skip
 _KIND_ORDER = ("integer", "boolean", "null", "string", "object", "array")
+
+
+def _unbarred(schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
+    """The kinds of a ``type`` list a ``not: {type: ...}`` beside it leaves (a number's bars
+    an integer too)."""
+    negated = schema.get("not")
+    if not isinstance(negated, dict) or set(negated) != {"type"}:
+        return kinds
+    named = negated["type"]
+    barred = set(named) if isinstance(named, list) else {named}
+    if "number" in barred:
+        barred.add("integer")
+    return [k for k in kinds if k not in barred]
 
 
 def _other_kind(types: Any) -> str:

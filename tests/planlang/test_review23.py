@@ -97,7 +97,6 @@ def test_standin_allof_takes_the_tighter_bound(schema: dict[str, Any]) -> None:
      "minItems": 3},
     {"type": ["string", "null"], "not": {"type": "string"}},
 ])  # fmt: skip
-@pytest.mark.xfail(strict=True, reason="known, unfixed: a type list drops null beside another type")  # noqa: E501
 def test_standin_draws_null_from_a_type_list(schema: dict[str, Any]) -> None:
     """A ``type`` list naming null may be answered null (only null, or a third distinct item)."""
     _valid_on_every_seed(schema)

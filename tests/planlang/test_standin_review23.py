@@ -8,6 +8,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planlang.standin import UnsatisfiableSchema, value_for
 from runtime.json_schema import schema_validator
@@ -154,3 +156,82 @@ def test_allof_parts_that_narrow_each_other(schema: dict[str, Any]) -> None:
 def test_allof_parts_that_contradict_are_refused(schema: dict[str, Any]) -> None:
     with pytest.raises(UnsatisfiableSchema, match="no answer can satisfy"):
         value_for(schema, random.Random(0))
+
+
+# -- a type list naming null: null is an answer where the other kinds give none or too few ---
+
+_KINDS = ["string", "integer", "number", "boolean", "object", "array"]
+_NO_ANSWER = {"string": {"minLength": 5, "maxLength": 2}, "integer": {"minimum": 5, "maximum": 3},
+              "number": {"minimum": 5, "maximum": 3}, "array": {"minItems": 3, "maxItems": 1},
+              "object": {"minProperties": 3, "maxProperties": 1}}  # fmt: skip
+
+
+@st.composite
+def _nullable(draw: st.DrawFn) -> tuple[dict[str, Any], int]:
+    """A schema whose type list names null among other kinds, some of them barred (by a not,
+    or by bounds no value of theirs meets), and how many distinct values it has at most."""
+    others = draw(st.lists(st.sampled_from(_KINDS), unique=True, max_size=4))
+    kinds = [*others]
+    kinds.insert(draw(st.integers(0, len(others))), "null")
+    schema: dict[str, Any] = {"type": kinds}
+    barred = draw(st.lists(st.sampled_from(others), unique=True)) if others else []
+    if barred:
+        schema["not"] = {"type": barred[0] if len(barred) == 1 else barred}
+    for kind in draw(st.lists(st.sampled_from(sorted(_NO_ANSWER)), unique=True)):
+        schema.update(_NO_ANSWER[kind])
+    left = [k for k in others if k not in barred and not ("number" in barred and k == "integer")
+            and not set(_NO_ANSWER.get(k, {})) <= set(schema)]  # fmt: skip
+    many = 1 + sum(2 if k == "boolean" else 5 for k in left)
+    return schema, many
+
+
+@settings(derandomize=True, max_examples=150, deadline=None, database=None)
+@given(_nullable(), st.sampled_from(["alone", "items", "property", "allOf"]), st.integers(1, 5),
+       st.integers(0, 2**16))  # fmt: skip
+def test_a_type_list_naming_null_is_answered(case: tuple[dict[str, Any], int], where: str,
+                                             count: int, seed: int) -> None:  # fmt: skip
+    node, many = case
+    if where == "items":  # as many distinct items as the kinds left have values, at most
+        schema = {"type": "array", "items": node, "uniqueItems": True,
+                  "minItems": min(count, many)}  # fmt: skip
+    elif where == "property":
+        schema = {"type": "object", "properties": {"a": node}, "required": ["a"]}
+    elif where == "allOf":
+        schema = {"allOf": [{"type": node["type"]}, node]}
+    else:
+        schema = node
+    value = value_for(schema, random.Random(seed))
+    assert schema_validator(schema).is_valid(value), (schema, value)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "array", "items": {"type": ["boolean", "null"]}, "uniqueItems": True, "minItems": 3},
+    {"type": "array", "items": {"type": ["null", "boolean"]}, "uniqueItems": True, "minItems": 3},
+    {"type": "array", "items": {"type": ["null"]}, "uniqueItems": True, "minItems": 1},
+    {"type": "array", "items": {"enum": [True, False, None]}, "uniqueItems": True,
+     "minItems": 3},
+    {"type": ["string", "null"], "not": {"type": "string"}},
+    {"type": ["null", "string"], "not": {"type": "string"}},
+    {"type": ["integer", "null", "string"], "not": {"type": ["integer", "string"]}},
+    {"type": ["integer", "null"], "not": {"type": "number"}},  # an integer is a number
+    {"type": ["integer", "null"], "minimum": 5, "maximum": 3},
+    {"type": ["null", "array"], "minItems": 3, "maxItems": 1},
+    {"type": ["array", "null"], "minItems": 2_000_000},  # past what an answer holds: null
+    {"type": "object", "properties": {"a": {"type": ["object", "null"], "required": ["x"],
+                                            "properties": {"x": False}}}, "required": ["a"]},
+    {"type": ["string", "null"], "not": {"type": "string", "minLength": 0}},  # the check's word
+])  # fmt: skip
+def test_null_of_a_type_list(schema: dict[str, Any]) -> None:
+    _valid(schema, seeds=range(20))
+
+
+def test_null_is_not_drawn_where_another_kind_answers() -> None:
+    # a nullable field still answers its kind on a first try, as before
+    answers = _valid({"type": ["integer", "null"], "minimum": 0, "maximum": 9}, seeds=range(20))
+    assert None not in answers
+
+
+def test_a_type_list_of_kinds_all_barred_is_refused() -> None:
+    with pytest.raises(UnsatisfiableSchema, match="bars every type"):
+        value_for({"type": ["string", "integer"], "not": {"type": ["number", "string"]}},
+                  random.Random(0))  # fmt: skip
