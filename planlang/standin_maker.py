@@ -46,18 +46,26 @@ def listed(schema: dict[str, Any]) -> list[Any]:
     "enum": [1, "b"]}``: ``["b"]``), so a draw never picks one the check refuses; the whole
     list when none is allowed (the check then says why) or when the rest refers elsewhere."""
     enum = schema["enum"]
-    if not isinstance(enum, list) or not enum or _ANNOTATIONS.issuperset(schema):
+    if not isinstance(enum, list) or not enum:
         return enum
-    rest = {key: value for key, value in schema.items() if key not in _ANNOTATIONS}
+    return allowed_values(schema, enum) or enum
+
+
+def allowed_values(schema: dict[str, Any], values: list[Any]) -> list[Any] | None:
+    """Those of ``values`` the keywords of ``schema`` beside its enum and const allow; None
+    where the rest refers elsewhere (its check is not this node's alone)."""
+    if _ANNOTATIONS.issuperset(set(schema) - {"const"}):
+        return values
+    rest = {key: value for key, value in schema.items()
+            if key not in _ANNOTATIONS and key != "const"}  # fmt: skip
     try:
         text = json.dumps(rest, sort_keys=True)
     except (TypeError, ValueError):
-        return enum
+        return None
     if '"$ref"' in text or '"$dynamicRef"' in text:
-        return enum  # a reference resolves against the whole schema, not this node
+        return None  # a reference resolves against the whole schema, not this node
     allowed = _allows(text)
-    kept = [value for value in enum if allowed(value)]
-    return kept or enum
+    return [value for value in values if allowed(value)]
 
 
 @lru_cache(maxsize=256)
@@ -84,6 +92,7 @@ class Maker:
         self.extra = extra
         self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
         self.kept: list[dict[str, Any]] = []  # the nodes it made itself (``allOf`` merged)
+        self.merged_ids: set[int] = set()  # theirs (a const there the other parts refuse)
         self.vary = 0  # repeats met: past none, a format answers its one sample
         self.wide = 0  # the try this is: past the first, a type list may answer null
         self.listed_memo: dict[int, tuple[dict[str, Any], list[Any]]] = {}  # ``_listed``
@@ -95,12 +104,17 @@ class Maker:
         if schema is False or not isinstance(schema, dict) or depth > DEEPEST:
             return None
         if "const" in schema:  # before "$ref": a listed value is the answer, the check the rest
+            if id(schema) in self.merged_ids and allowed_values(schema, [schema["const"]]) == []:
+                raise UnsatisfiableSchema(_REFUSED_VALUES)  # parts met together: another way
             return self._fresh(schema["const"])
         if "enum" in schema:
             enum = self._listed(schema)
             if enum == []:
                 raise UnsatisfiableSchema("no answer can satisfy the JSON schema: its enum "
                                           "lists no value")  # fmt: skip
+            if (id(schema) in self.merged_ids and enum is schema["enum"]  # none kept, maybe
+                    and allowed_values(schema, enum) == []):  # fmt: skip
+                raise UnsatisfiableSchema(_REFUSED_VALUES)
             return self._fresh(self.rng.choice(enum)) if enum else None
         if "$ref" in schema:  # its siblings apply too (Draft 2020-12)
             return self.make(self._with(schema, "$ref", self.resolve(schema["$ref"])), depth + 1)
@@ -110,10 +124,7 @@ class Maker:
                 branch = self.rng.choice(self._fitting(choices))
                 return self.make(self._with(schema, key, branch), depth + 1)
         if "if" in schema and ("then" in schema or "else" in schema):
-            rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
-            if "then" in schema and self.rng.random() < 0.5:  # the answer meets if, then then
-                return self.make({"allOf": [rest, schema["if"], schema["then"]]}, depth + 1)
-            return self.make({"allOf": [rest, schema.get("else", True)]}, depth + 1)
+            return self._condition(schema, depth)
         if isinstance(schema.get("dependentSchemas"), dict):
             rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
             required = set(schema.get("required", []))
@@ -141,6 +152,22 @@ class Maker:
             except UnsatisfiableSchema:
                 return self.rng.choice(WORDS)  # a text: the check judges it
         return getattr(self, f"_{kind}", self._null)(schema, depth)
+
+    def _condition(self, schema: dict[str, Any], depth: int) -> Any:
+        """An answer that meets the ``if`` and the ``then``, or one that misses the ``if``
+        and meets the ``else`` (either may be absent: nothing more to meet); one drawn, the
+        other where the first has no answer (an ``if`` the rest contradicts)."""
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        met = [rest, schema["if"], schema.get("then", True)]
+        missed = [rest, {"not": schema["if"]}, schema.get("else", True)]
+        if "then" in schema:  # as drawn before, when an else alone was never drawn
+            first, second = (met, missed) if self.rng.random() < 0.5 else (missed, met)
+        else:
+            first, second = (missed, met) if self.rng.random() < 0.5 else (met, missed)
+        try:
+            return self.make({"allOf": first}, depth + 1)
+        except UnsatisfiableSchema:
+            return self.make({"allOf": second}, depth + 1)
 
     def _listed(self, schema: dict[str, Any]) -> list[Any]:
         """``listed``, once a node: each draw checked every value again (3,000 values beside
@@ -186,6 +213,7 @@ class Maker:
             merge_part(merged, part, joined, nots)
         merged_nots(merged, nots)
         self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
+        self.merged_ids.add(id(merged))
         return merged
 
     def _fitting(self, choices: list[Any]) -> list[Any]:
@@ -413,6 +441,10 @@ class Maker:
         return None
 
 
+_REFUSED_VALUES = (
+    "no answer can satisfy the JSON schema: the values its const or enum lists "
+    "are refused by the keywords beside them"
+)
 _NOT_ASSERTIONS = frozenset({"$defs", "definitions", "$id", "$schema", "$anchor",
                              "$dynamicAnchor", "$comment", "$vocabulary", "title",
                              "description", "default", "examples", "deprecated", "readOnly",

@@ -235,3 +235,72 @@ def test_a_type_list_of_kinds_all_barred_is_refused() -> None:
     with pytest.raises(UnsatisfiableSchema, match="bars every type"):
         value_for({"type": ["string", "integer"], "not": {"type": ["number", "string"]}},
                   random.Random(0))  # fmt: skip
+
+
+# -- if, then, else: an answer meets the if and the then, or misses the if and meets the else
+
+_RESTS = [{"type": "integer"}, {"type": "integer", "maximum": 3},
+          {"type": "integer", "minimum": 10},
+          {"type": "number"}, {"type": "string"}, {}, {"type": ["integer", "null"]}]  # fmt: skip
+_IFS = [{"minimum": 5}, {"maximum": 5}, {"exclusiveMinimum": 5}, {"type": "integer"},
+        {"type": "string"}, {"const": 7}, {"minLength": 3}, {"type": "integer", "minimum": 0},
+        True, False]  # fmt: skip
+_THENS = [{"maximum": 3}, {"multipleOf": 2}, {"minimum": 100}, {"type": "null"}, False, True]
+_ELSES = [{"minimum": 100}, {"maximum": -100}, {"type": "null"}, {"maxLength": 1}, False, True]
+# values enough to tell whether a schema above has an answer at all
+_CANDIDATES = [*range(-120, 121), 0.5, 4.5, 5.5, -0.5, 100.5, -100.5, "", "a", "abcd", None, True,
+               False, {}, []]  # fmt: skip
+
+
+def _answerable(schema: dict[str, Any]) -> bool:
+    check = schema_validator(schema)
+    return any(check.is_valid(value) for value in _CANDIDATES)
+
+
+@settings(derandomize=True, max_examples=250, deadline=None, database=None)
+@given(st.sampled_from(_RESTS), st.sampled_from(_IFS), st.none() | st.sampled_from(_THENS),
+       st.none() | st.sampled_from(_ELSES), st.sampled_from(["alone", "property", "allOf"]),
+       st.integers(0, 2**16))  # fmt: skip
+def test_if_then_else_is_answered(rest: dict[str, Any], if_: Any, then: Any, else_: Any,
+                                  where: str, seed: int) -> None:  # fmt: skip
+    node: dict[str, Any] = {**rest, "if": if_}
+    if then is not None:
+        node["then"] = then
+    if else_ is not None:
+        node["else"] = else_
+    if not _answerable(node):
+        return  # no answer among the candidates: not the stand-in's to find one
+    if where == "property":
+        schema: dict[str, Any] = {"type": "object", "properties": {"a": node}, "required": ["a"]}
+    elif where == "allOf":
+        schema = {"allOf": [rest, {k: v for k, v in node.items() if k not in rest}]}
+    else:
+        schema = node
+    value = value_for(schema, random.Random(seed))
+    assert schema_validator(schema).is_valid(value), (schema, value)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "integer", "if": {"minimum": 5}, "then": {"maximum": 3}},  # only below 5
+    {"type": "integer", "if": {"maximum": 5}, "then": {"minimum": 6}},  # only above 5
+    {"type": "integer", "if": {"minimum": 5}, "then": False},
+    {"type": "integer", "if": True, "else": {"minimum": 3}},  # the if always met: any integer
+    {"type": "integer", "if": False, "then": {"minimum": 3}},  # never met: any integer
+    {"type": "integer", "maximum": 3, "if": {"minimum": 5}, "then": False},
+    {"type": "integer", "minimum": 10, "if": {"minimum": 5}, "else": False},  # always met
+    {"type": "integer", "if": {"minimum": 5}, "then": {"maximum": 3}, "else": {"maximum": -50}},
+    {"type": "integer", "if": {"minimum": 5}, "else": False},  # at least 5
+    {"type": "string", "if": {"minLength": 3}, "then": {"maxLength": 2}},  # shorter than 3
+    {"if": {"type": "string"}, "then": False},  # anything but a string
+    {"type": "string", "if": {"maxLength": 3}, "then": False},  # longer than 3
+    {"type": "array", "if": {"minItems": 2}, "then": False},  # at most one item
+    {"type": "array", "if": {"maxItems": 2}, "then": False, "items": {"type": "integer"}},
+    {"type": "object", "if": {"minProperties": 1}, "then": False},  # {} alone
+    {"type": "object", "if": {"maxProperties": 1}, "then": False},
+    {"type": "string", "if": {"minLength": 0}, "else": {"const": 1}},  # always met
+    {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}, "required": ["kind"],
+     "if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["x"]},
+     "else": {"required": ["y"]}},
+])  # fmt: skip
+def test_a_condition_the_answer_must_miss_or_meet(schema: dict[str, Any]) -> None:
+    _valid(schema, seeds=range(20))
