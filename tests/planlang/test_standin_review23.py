@@ -304,3 +304,49 @@ def test_if_then_else_is_answered(rest: dict[str, Any], if_: Any, then: Any, els
 ])  # fmt: skip
 def test_a_condition_the_answer_must_miss_or_meet(schema: dict[str, Any]) -> None:
     _valid(schema, seeds=range(20))
+
+
+# -- allOf, drawn: bounds of one kind spread over parts in any order --------------------------
+
+_KIND_BOUNDS = {
+    "integer": (["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"],
+                [*range(-100, 101)]),
+    "number": (["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
+               [x / 2 for x in range(-200, 201)]),
+    "string": (["minLength", "maxLength"], ["a" * n for n in range(13)]),
+    "array": (["minItems", "maxItems"], [[0] * n for n in range(13)]),
+    "object": (["minProperties", "maxProperties"],
+               [{str(i): 0 for i in range(n)} for n in range(13)]),
+}  # fmt: skip
+
+
+@st.composite
+def _spread_bounds(draw: st.DrawFn) -> tuple[dict[str, Any], list[Any]]:
+    kind = draw(st.sampled_from(sorted(_KIND_BOUNDS)))
+    keys, candidates = _KIND_BOUNDS[kind]
+    numeric = kind in ("integer", "number")
+    parts: list[dict[str, Any]] = [{"type": kind}]
+    for _ in range(draw(st.integers(1, 4))):
+        key = draw(st.sampled_from(keys))
+        if key == "multipleOf":
+            value: Any = draw(st.integers(1, 6))
+        elif numeric:
+            value = draw(st.integers(-90, 90))
+        else:
+            value = draw(st.integers(0, 10))
+        parts.insert(draw(st.integers(0, len(parts))), {key: value})
+    if draw(st.booleans()):  # some parts nested
+        parts = [parts[0], {"allOf": parts[1:]}]
+    return {"allOf": parts}, candidates
+
+
+@settings(derandomize=True, max_examples=200, deadline=None, database=None)
+@given(_spread_bounds(), st.integers(0, 2**16))
+def test_allof_of_drawn_bounds_is_answered(case: tuple[dict[str, Any], list[Any]],
+                                           seed: int) -> None:  # fmt: skip
+    schema, candidates = case
+    check = schema_validator(schema)
+    if not any(check.is_valid(value) for value in candidates):
+        return  # no answer (minimum above maximum): refused, which another test shows
+    value = value_for(schema, random.Random(seed))
+    assert check.is_valid(value), (schema, value)
