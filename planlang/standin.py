@@ -150,6 +150,7 @@ def _too_large() -> UnsatisfiableSchema:
 def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry | None) -> Any:
     compiled, key = entry if entry is not None else (None, _schema_text(schema))
     validator = _validator(key)
+    maker: Maker | None = None
     if compiled is not None:
         make: Make = compiled
     else:
@@ -161,6 +162,8 @@ def _made(schema: dict[str, Any], rng: random.Random, extra: int, entry: Entry |
     refused: list[str] = []
     for tried in range(_TRIES):
         tick_chunk()  # each try may be long: none starts past the plan's deadline
+        if maker is not None:
+            maker.wide = tried  # past the first try, a type list may answer null
         try:
             value = make(rng)
         except UnsatisfiableSchema as why:  # a drawn branch the rest contradicts: another try

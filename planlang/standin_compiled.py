@@ -259,6 +259,8 @@ class _Compiler:
                 raise _Refused
             fitting = [k for k in kinds if k is None or fits(schema, self.root, self.memo, k)]
             if not fitting:
+                if "null" in kind:
+                    raise _Refused  # null answers it: the maker's to draw
                 return _too_large
             by_kind = {k: self.kind(schema, k, depth) for k in fitting}
             return lambda rng: by_kind[rng.choice(fitting)](rng)

@@ -14,6 +14,7 @@ from copy import deepcopy
 from functools import lru_cache
 from typing import Any
 
+from planlang.standin_merge import merge_part, merged_nots
 from planlang.standin_numbers import flipped_bound, integer, number, ordered, whole_count
 from planlang.standin_pattern import pattern_candidates
 from planlang.standin_size import (
@@ -45,18 +46,26 @@ def listed(schema: dict[str, Any]) -> list[Any]:
     "enum": [1, "b"]}``: ``["b"]``), so a draw never picks one the check refuses; the whole
     list when none is allowed (the check then says why) or when the rest refers elsewhere."""
     enum = schema["enum"]
-    if not isinstance(enum, list) or not enum or _ANNOTATIONS.issuperset(schema):
+    if not isinstance(enum, list) or not enum:
         return enum
-    rest = {key: value for key, value in schema.items() if key not in _ANNOTATIONS}
+    return allowed_values(schema, enum) or enum
+
+
+def allowed_values(schema: dict[str, Any], values: list[Any]) -> list[Any] | None:
+    """Those of ``values`` the keywords of ``schema`` beside its enum and const allow; None
+    where the rest refers elsewhere (its check is not this node's alone)."""
+    if _ANNOTATIONS.issuperset(set(schema) - {"const"}):
+        return values
+    rest = {key: value for key, value in schema.items()
+            if key not in _ANNOTATIONS and key != "const"}  # fmt: skip
     try:
         text = json.dumps(rest, sort_keys=True)
     except (TypeError, ValueError):
-        return enum
+        return None
     if '"$ref"' in text or '"$dynamicRef"' in text:
-        return enum  # a reference resolves against the whole schema, not this node
+        return None  # a reference resolves against the whole schema, not this node
     allowed = _allows(text)
-    kept = [value for value in enum if allowed(value)]
-    return kept or enum
+    return [value for value in values if allowed(value)]
 
 
 @lru_cache(maxsize=256)
@@ -83,7 +92,9 @@ class Maker:
         self.extra = extra
         self.memo: dict[Any, int] = {}  # least sizes of its schema's nodes (``fits``)
         self.kept: list[dict[str, Any]] = []  # the nodes it made itself (``allOf`` merged)
+        self.merged_ids: set[int] = set()  # theirs (a const there the other parts refuse)
         self.vary = 0  # repeats met: past none, a format answers its one sample
+        self.wide = 0  # the try this is: past the first, a type list may answer null
         self.listed_memo: dict[int, tuple[dict[str, Any], list[Any]]] = {}  # ``_listed``
 
     def make(self, schema: Any, depth: int) -> Any:
@@ -93,12 +104,17 @@ class Maker:
         if schema is False or not isinstance(schema, dict) or depth > DEEPEST:
             return None
         if "const" in schema:  # before "$ref": a listed value is the answer, the check the rest
+            if id(schema) in self.merged_ids and allowed_values(schema, [schema["const"]]) == []:
+                raise UnsatisfiableSchema(_REFUSED_VALUES)  # parts met together: another way
             return self._fresh(schema["const"])
         if "enum" in schema:
             enum = self._listed(schema)
             if enum == []:
                 raise UnsatisfiableSchema("no answer can satisfy the JSON schema: its enum "
                                           "lists no value")  # fmt: skip
+            if (id(schema) in self.merged_ids and enum is schema["enum"]  # none kept, maybe
+                    and allowed_values(schema, enum) == []):  # fmt: skip
+                raise UnsatisfiableSchema(_REFUSED_VALUES)
             return self._fresh(self.rng.choice(enum)) if enum else None
         if "$ref" in schema:  # its siblings apply too (Draft 2020-12)
             return self.make(self._with(schema, "$ref", self.resolve(schema["$ref"])), depth + 1)
@@ -108,10 +124,7 @@ class Maker:
                 branch = self.rng.choice(self._fitting(choices))
                 return self.make(self._with(schema, key, branch), depth + 1)
         if "if" in schema and ("then" in schema or "else" in schema):
-            rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
-            if "then" in schema and self.rng.random() < 0.5:  # the answer meets if, then then
-                return self.make({"allOf": [rest, schema["if"], schema["then"]]}, depth + 1)
-            return self.make({"allOf": [rest, schema.get("else", True)]}, depth + 1)
+            return self._condition(schema, depth)
         if isinstance(schema.get("dependentSchemas"), dict):
             rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
             required = set(schema.get("required", []))
@@ -128,8 +141,7 @@ class Maker:
             return self.make({"allOf": [rest, flipped]}, depth + 1)
         kind = schema.get("type")
         if isinstance(kind, list):
-            kinds = [k for k in kind if k != "null"] or kind
-            kind = self.rng.choice(self._fitting_kinds(schema, kinds))
+            return self._of_kinds(schema, kind, depth)
         if kind is None:
             if "not" in schema and isinstance(schema["not"], dict) and "type" in schema["not"]:
                 kind = _other_kind(schema["not"]["type"])
@@ -140,6 +152,22 @@ class Maker:
             except UnsatisfiableSchema:
                 return self.rng.choice(WORDS)  # a text: the check judges it
         return getattr(self, f"_{kind}", self._null)(schema, depth)
+
+    def _condition(self, schema: dict[str, Any], depth: int) -> Any:
+        """An answer that meets the ``if`` and the ``then``, or one that misses the ``if``
+        and meets the ``else`` (either may be absent: nothing more to meet); one drawn, the
+        other where the first has no answer (an ``if`` the rest contradicts)."""
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        met = [rest, schema["if"], schema.get("then", True)]
+        missed = [rest, {"not": schema["if"]}, schema.get("else", True)]
+        if "then" in schema:  # as drawn before, when an else alone was never drawn
+            first, second = (met, missed) if self.rng.random() < 0.5 else (missed, met)
+        else:
+            first, second = (missed, met) if self.rng.random() < 0.5 else (met, missed)
+        try:
+            return self.make({"allOf": first}, depth + 1)
+        except UnsatisfiableSchema:
+            return self.make({"allOf": second}, depth + 1)
 
     def _listed(self, schema: dict[str, Any]) -> list[Any]:
         """``listed``, once a node: each draw checked every value again (3,000 values beside
@@ -165,11 +193,12 @@ class Maker:
         return {"allOf": [rest, chosen]} if rest else chosen
 
     def _merged(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """The parts of an ``allOf`` in one schema: properties met by both sides, required
-        names joined, any other keyword the first one's. A new dict each level: the plan's
-        schema is never changed."""
+        """The parts of an ``allOf`` in one schema (``standin_merge``: of two bounds the
+        tighter, properties met by both sides, required names joined). A new dict each level:
+        the plan's schema is never changed."""
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        joined: dict[str, list[Any]] = {}  # a property's parts, one allOf for all of them
+        joined: dict[tuple[str, str], list[Any]] = {}  # a property's parts, one allOf for all
+        nots: list[Any] = []
         for part in schema["allOf"]:
             part = (
                 self.resolve(part["$ref"])
@@ -181,23 +210,10 @@ class Maker:
                                           "holds the schema false")  # fmt: skip
             if not isinstance(part, dict):
                 continue  # true: any value
-            for k, v in part.items():
-                if k == "properties" and isinstance(v, dict):
-                    props = dict(merged.get("properties") or {})
-                    for name, sub in v.items():
-                        if name in joined:
-                            joined[name].append(sub)
-                        elif name in props:  # met by both: 70 parts were 70 levels deep
-                            joined[name] = [props[name], sub]
-                            props[name] = {"allOf": joined[name]}
-                        else:
-                            props[name] = sub
-                    merged["properties"] = props
-                elif k == "required" and isinstance(v, list):
-                    merged["required"] = [*merged.get("required", []), *v]
-                else:
-                    merged.setdefault(k, v)
+            merge_part(merged, part, joined, nots)
+        merged_nots(merged, nots)
         self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
+        self.merged_ids.add(id(merged))
         return merged
 
     def _fitting(self, choices: list[Any]) -> list[Any]:
@@ -207,10 +223,42 @@ class Maker:
             raise AnswerTooLarge
         return fitting if len(fitting) < len(choices) else choices
 
-    def _fitting_kinds(self, schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
-        fitting = [k for k in kinds if type(k) is not str or fits(schema, self.root, self.memo, k)]
+    def _of_kinds(self, schema: dict[str, Any], named: list[Any], depth: int) -> Any:
+        """A value of one of the kinds a ``type`` list names (a ``not: {type: ...}`` beside
+        it bars some). Null is drawn only once another try or a repeated item asks for more
+        than the others give (``wide``, ``vary``), or where none of them fits: every other
+        try then answers null wherever it may (a ``not`` the maker does not read may bar all
+        the rest), the others draw it as any kind. A kind with no answer (``minimum`` above
+        ``maximum``) gives way to the others, null too."""
+        allowed = _unbarred(schema, named)
+        if not allowed:
+            raise UnsatisfiableSchema(f"no answer can satisfy the JSON schema: its not bars "
+                                      f"every type it names ({named})")  # fmt: skip
+        preferred = (
+            allowed if self.wide or self.vary else [k for k in allowed if k != "null"] or allowed
+        )
+        fitting = self._fitting_kinds(schema, preferred)
         if not fitting:
-            raise AnswerTooLarge
+            fitting = self._fitting_kinds(schema, allowed)  # null, past ANSWER_MOST's others
+            if not fitting:
+                raise AnswerTooLarge
+        if self.wide % 2 and not self.vary and "null" in fitting:
+            return None  # the tries before may have missed for want of it
+        kind = self.rng.choice(fitting)
+        try:
+            return getattr(self, f"_{kind}", self._null)(schema, depth)
+        except UnsatisfiableSchema:
+            for other in allowed:
+                if other != kind and other in self._fitting_kinds(schema, [other]):
+                    try:
+                        return getattr(self, f"_{other}", self._null)(schema, depth)
+                    except UnsatisfiableSchema:
+                        continue
+            raise
+
+    def _fitting_kinds(self, schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
+        """The kinds the maker may build within ``ANSWER_MOST`` (all of them, usually)."""
+        fitting = [k for k in kinds if type(k) is not str or fits(schema, self.root, self.memo, k)]
         return fitting if len(fitting) < len(kinds) else kinds
 
     def resolve(self, ref: Any) -> Any:
@@ -230,11 +278,19 @@ class Maker:
         else:
             chosen = required + [k for k in optional if self.rng.random() < 0.5]
         most = whole_count(schema.get("maxProperties"))
+        ordered(schema.get("minProperties", 0), most, "minProperties", "maxProperties")
         if most is not None and len(chosen) > most:
             chosen = chosen[: max(most, len(required))]  # the check says if required pass it
         least = whole_count(schema.get("minProperties")) or 0
         if len(chosen) < least:
             chosen += self._more_keys(schema, chosen, least - len(chosen))
+        elif (
+            self.vary
+            and depth < SOFT
+            and (most is None or len(chosen) < most)
+            and (self.rng.random() < 0.5)
+        ):  # a repeat met (uniqueItems): a name more, where one is allowed, makes another
+            chosen += self._more_keys(schema, chosen, 1)
         spend(len(chosen))
         return {k: self.make(self._value_schema(schema, k), depth + 1) for k in chosen}
 
@@ -385,11 +441,28 @@ class Maker:
         return None
 
 
+_REFUSED_VALUES = (
+    "no answer can satisfy the JSON schema: the values its const or enum lists "
+    "are refused by the keywords beside them"
+)
 _NOT_ASSERTIONS = frozenset({"$defs", "definitions", "$id", "$schema", "$anchor",
                              "$dynamicAnchor", "$comment", "$vocabulary", "title",
                              "description", "default", "examples", "deprecated", "readOnly",
                              "writeOnly"})  # fmt: skip
 _KIND_ORDER = ("integer", "boolean", "null", "string", "object", "array")
+
+
+def _unbarred(schema: dict[str, Any], kinds: list[Any]) -> list[Any]:
+    """The kinds of a ``type`` list a ``not: {type: ...}`` beside it leaves (a number's bars
+    an integer too)."""
+    negated = schema.get("not")
+    if not isinstance(negated, dict) or set(negated) != {"type"}:
+        return kinds
+    named = negated["type"]
+    barred = set(named) if isinstance(named, list) else {named}
+    if "number" in barred:
+        barred.add("integer")
+    return [k for k in kinds if k not in barred]
 
 
 def _other_kind(types: Any) -> str:

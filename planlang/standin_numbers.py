@@ -208,21 +208,36 @@ def _bound(schema: dict[str, Any], name: str, upper: bool) -> Any:
 
 _FLIPPED = {"minimum": "exclusiveMaximum", "maximum": "exclusiveMinimum",
             "exclusiveMinimum": "maximum", "exclusiveMaximum": "minimum"}  # fmt: skip
+# a count's bound the other way, one past it (not at least 3 characters: at most 2)
+_COUNTS = {"minLength": ("maxLength", -1), "maxLength": ("minLength", 1),
+           "minItems": ("maxItems", -1), "maxItems": ("minItems", 1),
+           "minProperties": ("maxProperties", -1),
+           "maxProperties": ("minProperties", 1)}  # fmt: skip
+_COUNTED = {"Length": "string", "Items": "array", "Properties": "object"}
 
 
 def flipped_bound(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The bound a ``not`` of one bound leaves (``not: {minimum: 0}``: below 0), if that is
-    what it is and it bounds this schema's own kind; None for any other ``not`` (``not`` of a
-    range is either side of it: the check judges what the kind's maker makes)."""
+    """The bound a ``not`` of one bound leaves, with the kind it bounds (``not: {minimum:
+    0}``: a number below 0; ``not: {minLength: 3}``: a string of at most 2 characters), if
+    that is what it is and it bounds this schema's own kind; None for any other ``not``
+    (``not`` of a range is either side of it: the check judges what the kind's maker
+    makes)."""
     negated = schema.get("not")
     if not isinstance(negated, dict):
         return None
-    named = [k for k in negated if k in _FLIPPED]
+    named = [k for k in negated if k in _FLIPPED or k in _COUNTS]
     if len(named) != 1 or set(negated) - {named[0], "type"}:
         return None
     if "type" in negated and negated["type"] != schema.get("type"):
         return None  # not (a string, and at least 5): every integer passes it
-    return {_FLIPPED[named[0]]: negated[named[0]]}
+    key, bound = named[0], negated[named[0]]
+    if key in _FLIPPED:  # a value of another kind meets the bound, so fails its not
+        return {"type": "number", _FLIPPED[key]: bound}
+    count = whole_count(bound)
+    if type(count) is not int:
+        return None  # not a count: the schema's check refuses it
+    other, step = _COUNTS[key]
+    return {"type": _COUNTED[key[3:]], other: count + step}
 
 
 def whole_count(value: Any) -> Any:

@@ -8,7 +8,8 @@ RE2's search, the check every answer meets, has the last word: a pattern this re
 than RE2 only costs a candidate, never a wrong answer. What RE2 and JSON Schema (ECMA-262)
 write and Python's parser does not read (``\\p{L}``, ``(?<name>...)``, a flag after the start,
 ``\\z``) is first rewritten to a pattern matching a subset
-of the same strings (``_readable``): a subset is enough to build from.
+of the same strings (``_readable``): a subset is enough to build from. ECMA's escaped surrogate
+pair (``\\uD83D\\uDE00``) is the one character it makes (U+1F600), as the check reads it.
 """
 
 from __future__ import annotations
@@ -98,7 +99,9 @@ _UNICODE = {"L": "A-Za-z", "Lu": "A-Z", "Ll": "a-z", "N": "0-9", "Nd": "0-9", "P
 _GROUP_NAME = re.compile(r"\(\?<(?=[A-Za-z_])")  # ECMA's and RE2's ``(?<name>``
 _FLAGS_GROUP = re.compile(r"\(\?[imsU]*(?:-[imsU]*)?\)")  # ``(?i)``: global in Python
 _SCOPED_FLAGS = re.compile(r"\(\?[imsU]*(?:-[imsU]*)?:")  # ``(?i:...)``; RE2's U Python lacks
-_TOKEN = re.compile(r"\\([pP])(?:\{([A-Za-z_]+)\}|([A-Za-z]))|\\.|\[\^?\]?|\]", re.S)
+# ``\uD83D\uDE00``: ECMA's surrogate pair, one character (U+1F600) as RE2's check reads it
+_PAIR = r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
+_TOKEN = re.compile(_PAIR + r"|\\([pP])(?:\{([A-Za-z_]+)\}|([A-Za-z]))|\\.|\[\^?\]?|\]", re.S)
 
 
 def _readable(pattern: str) -> str:
@@ -121,9 +124,12 @@ def _readable(pattern: str) -> str:
             inside, negated = True, token.startswith("[^")
         elif token == "]" and inside:
             inside = False
-        elif m.group(1):  # a Unicode class; in a negated class its subset would widen it
-            name = m.group(2) or m.group(3)
-            if m.group(1) == "p" and name in _UNICODE and not (inside and negated):
+        elif m.group(1):  # a surrogate pair: the one character it makes, as ``\U...``
+            high, low = int(m.group(1), 16), int(m.group(2), 16)
+            token = f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
+        elif m.group(3):  # a Unicode class; in a negated class its subset would widen it
+            name = m.group(4) or m.group(5)
+            if m.group(3) == "p" and name in _UNICODE and not (inside and negated):
                 members = _UNICODE[name]
                 token = members if inside else f"[{members}]"
         out.append(pattern[at : m.start()])
