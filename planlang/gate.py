@@ -94,6 +94,42 @@ def _price_sha_of_json(text: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+# The settings a price depends on: what each call costs, how many workers and turns a run may
+# have (the hard ceiling), how many tool calls, and how many calls at once (the wall time).
+PRICED_SETTINGS = frozenset({
+    "roles", "default_model", "default_price", "concurrency", "max_agents", "max_tool_calls",
+    "max_repair_turns", "max_check_retries", "response_format",
+})  # fmt: skip
+
+
+def _terms_sha(policy: Policy, settings: Any, inputs: Any) -> str:
+    """What an approval holds for: the policy, and the settings and inputs the plan was priced
+    under. The same source under another role price, ``max_agents`` or another inputs file is
+    another price, so its approval is not the old one's (``planlang run`` prices it again)."""
+    from runtime import Settings
+
+    priced = (settings if settings is not None else Settings()).model_dump(
+        mode="json", include=set(PRICED_SETTINGS))  # fmt: skip
+    body = {"policy": policy.model_dump(mode="json"), "settings": priced, "inputs": inputs}
+    try:
+        text = json.dumps(body, sort_keys=True, default=_named, ensure_ascii=False)
+    except (TypeError, ValueError):  # keys of mixed kinds, or a cycle: its shape as Python says
+        text = json.dumps({**body, "inputs": _named(inputs)}, sort_keys=True, default=_named)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _named(value: Any) -> Any:
+    """Inputs that are not JSON, for the terms' digest: sets in order, bytes as hex, anything
+    else (a ``HostObject``, an embedder's object) by its kind, the same in every process."""
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
 def _code_id(code: Any) -> str:
     """The code object itself, for the seal (``verify`` checks what ``check`` compiled it from):
     a living object's id is unique, and the plan keeps its code alive."""
@@ -137,8 +173,9 @@ class ApprovedPlan:
                                    self.price_sha256)  # fmt: skip
         if not hmac.compare_digest(expected, self.seal):
             raise TamperedPlan("its seal does not match its source, code, policy and price")
-        if self.policy_sha256 != self.gate.policy.sha256():
-            raise TamperedPlan("it was approved under another policy")
+        if self.policy_sha256 != self.gate.terms_sha256():
+            raise TamperedPlan("it was approved under another policy, or priced under other "
+                               "settings or inputs")  # fmt: skip
 
     def __call__(self, run: Run) -> Any:
         """Run on ``run`` (a ``runtime.Run``): the runtime sees a plain callable."""
@@ -212,6 +249,11 @@ class Gate:
     def close(self) -> None:
         self.store.close()
 
+    def terms_sha256(self) -> str:
+        """The policy, settings and inputs this gate prices and decides under (``_terms_sha``):
+        a decision is stored, found and issued under these, never under others."""
+        return _terms_sha(self.policy, self.settings, self.inputs)
+
     def _decision_seal(self, sha: str, policy_sha: str, price_sha: str, status: str) -> str:
         return seal_decision(self._decision_key, sha, policy_sha, price_sha, status)
 
@@ -240,7 +282,7 @@ class Gate:
         reasons: list[str],
     ) -> int:  # fmt: skip
         now = time.time()
-        policy_sha, price_sha = self.policy.sha256(), _price_sha(report)
+        policy_sha, price_sha = self.terms_sha256(), _price_sha(report)
         if status == "held":  # a plan is held once per sha256 (and policy), however often run
             already = self.store.held_for(checked.sha256, policy_sha)
             if already is not None:
@@ -257,7 +299,7 @@ class Gate:
     def _issue(
         self, plan_id: int, source: str, checked: CheckResult, price_sha: str
     ) -> ApprovedPlan:
-        policy_sha = self.policy.sha256()
+        policy_sha = self.terms_sha256()
         seal = self._seal(checked.sha256, checked.code, policy_sha, price_sha)
         return ApprovedPlan(plan_id, source, checked.sha256, policy_sha, price_sha, checked,
                             seal, self)  # fmt: skip
@@ -301,15 +343,16 @@ class Gate:
         """Let a held plan go. Its stored source is checked again and bound to the policy. A plan
         approved already stays as it was decided (by the policy, or by whoever let it go)."""
         row = self._row(plan_id)
-        if row["status"] == "approved" and row["policy_sha256"] == self.policy.sha256():
+        if row["status"] == "approved" and row["policy_sha256"] == self.terms_sha256():
             return self.approved(plan_id)
         if row.get("rejected_by") is not None:
             raise PlanRefused((), filename=row["filename"]) from ValueError(
                 f"Plan {plan_id} was rejected by {row['rejected_by']}; submit it again."
             )
-        if row["policy_sha256"] != self.policy.sha256():
+        if row["policy_sha256"] != self.terms_sha256():
             raise PlanRefused((), filename=row["filename"]) from ValueError(
-                f"Plan {plan_id} was priced under another policy; submit it again."
+                f"Plan {plan_id} was priced under another policy, or other settings or "
+                "inputs; submit it again."
             )
         seal = self._decision_seal(row["sha256"], row["policy_sha256"], row["price_sha256"],
                                    "approved")  # fmt: skip
@@ -323,6 +366,11 @@ class Gate:
             raise PlanRefused((), filename=row["filename"]) from ValueError(
                 f"Plan {plan_id} is {row['status']}, not approved."
             )
+        if row["policy_sha256"] != self.terms_sha256():
+            raise PlanRefused((), filename=row["filename"]) from ValueError(
+                f"Plan {plan_id} was approved under another policy, or priced under other "
+                "settings or inputs; submit it again."
+            )
         checked = check(row["source"], row["filename"])
         if checked.sha256 != row["sha256"] or not checked.ok:
             raise TamperedPlan(f"the stored source of plan {plan_id} changed")
@@ -330,7 +378,7 @@ class Gate:
 
     def find_approved(self, source: str) -> ApprovedPlan | None:
         """An existing approval for exactly this source under this policy, if any."""
-        found = self.store.latest_approved(source_sha256(source), self.policy.sha256())
+        found = self.store.latest_approved(source_sha256(source), self.terms_sha256())
         return None if found is None else self.approved(found)
 
     def _row(self, plan_id: int) -> dict[str, Any]:
