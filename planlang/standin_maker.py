@@ -199,12 +199,19 @@ class Maker:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         joined: dict[tuple[str, str], list[Any]] = {}  # a property's parts, one allOf for all
         nots: list[Any] = []
-        for part in schema["allOf"]:
-            part = (
-                self.resolve(part["$ref"])
-                if isinstance(part, dict) and set(part) == {"$ref"}
-                else part
-            )
+        seen: set[Any] = set()  # a part met twice merges as once: a ``$defs`` chain each
+        for part in schema["allOf"]:  # naming the next twice was 2**levels parts
+            tick()
+            only_ref = isinstance(part, dict) and set(part) == {"$ref"}
+            key = ("$ref", part["$ref"]) if only_ref and isinstance(part["$ref"], str) else id(part)
+            if key in seen:
+                continue
+            seen.add(key)
+            if only_ref:
+                part = self.resolve(part["$ref"])
+                if id(part) in seen:  # another name for a part already met
+                    continue
+                seen.add(id(part))
             if part is False:
                 raise UnsatisfiableSchema("no answer can satisfy the JSON schema: an allOf "
                                           "holds the schema false")  # fmt: skip

@@ -52,7 +52,7 @@ def merge_part(merged: dict[str, Any], part: dict[str, Any],
         elif k == "required" and isinstance(v, list):
             merged["required"] = [*merged.get("required", []), *v]
         elif k == "allOf" and isinstance(v, list):
-            merged["allOf"] = [*merged.get("allOf", []), *v]
+            _later(merged, *v)
         elif k == "not":
             nots.append(v)
         elif k in _LATER:
@@ -89,8 +89,14 @@ def merged_nots(merged: dict[str, Any], nots: list[Any]) -> None:
         merged["not"] = {"anyOf": kept}
 
 
-def _later(merged: dict[str, Any], keywords: dict[str, Any]) -> None:
-    merged["allOf"] = [*merged.get("allOf", []), keywords]
+def _later(merged: dict[str, Any], *parts: Any) -> None:
+    """``parts`` for the next level's allOf: ``merged``'s own list (``_merged`` leaves the
+    schema's out), grown in place (a copy each time was quadratic in the parts)."""
+    later = merged.get("allOf")
+    if later is None:
+        merged["allOf"] = list(parts)
+    else:
+        later.extend(parts)
 
 
 def _join(merged: dict[str, Any], key: str, v: dict[str, Any],

@@ -350,3 +350,34 @@ def test_allof_of_drawn_bounds_is_answered(case: tuple[dict[str, Any], list[Any]
         return  # no answer (minimum above maximum): refused, which another test shows
     value = value_for(schema, random.Random(seed))
     assert check.is_valid(value), (schema, value)
+
+
+def _chain(parts, end: dict, levels: int = 30) -> dict:
+    defs = {f"d{i}": {"allOf": parts(f"#/$defs/d{i + 1}")} for i in range(levels)}
+    return {"$defs": {**defs, f"d{levels}": end}, "$ref": "#/$defs/d0"}
+
+
+_NONE = {"type": "integer", "minimum": 5, "maximum": 3}
+
+
+@pytest.mark.parametrize("schema", [
+    _chain(lambda ref: [{"$ref": ref}, {"$ref": ref}], _NONE),
+    _chain(lambda ref: [{"allOf": [{"$ref": ref}]}, {"allOf": [{"$ref": ref}]}], _NONE),
+    _chain(lambda ref: [{"$ref": ref, "title": "a"}, {"$ref": ref, "title": "b"}], _NONE),
+], ids=["refs", "nested-allof", "refs-with-siblings"])  # fmt: skip
+@pytest.mark.parametrize("fanned", [False, True], ids=["direct", "parallel"])
+def test_an_allof_chain_naming_each_level_twice_is_read_in_linear_time(schema, fanned) -> None:
+    """Merging an allOf copied a part met twice twice: 30 $defs each naming the next twice
+    were 2**30 parts to merge, past any limit (a 2 s plan still running at 40 s, its deadline
+    read only between parts' nodes). A part met twice merges once, and the merge reads the
+    plan's clock: the chain's end, no integer at least 5 and at most 3, is found at once."""
+    import planlang
+    from planlang.sandbox.limits import Limits
+    from runtime import Settings
+
+    call = f"agent('x', schema={schema!r})"
+    plan = f"r = parallel([lambda: {call}])\n" if fanned else f"r = {call}\n"
+    report = planlang.price(plan + "result = 1\n", settings=Settings(), seeds=1,
+                            limits=Limits(seconds=60), isolation="inprocess")  # fmt: skip
+    messages = [p.message for p in report.problems]
+    assert messages and not any("time limit" in m for m in messages), messages
