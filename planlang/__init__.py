@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from planlang.check import CheckResult, check
 from planlang.errors import (
+    OtherTerms,
     PlanError,
     PlanLimitError,
     PlanRefused,
@@ -38,6 +39,7 @@ __all__ = [
     "HostObject",
     "HostWord",
     "Limits",
+    "OtherTerms",
     "PlanError",
     "PlanLimitError",
     "PlanRefused",

@@ -105,6 +105,17 @@ class TamperedPlan(PlanRefused):
         return f"The approved plan was tampered with: {self.reason}."
 
 
+class OtherTerms(PlanRefused):
+    """An approved plan handed a run whose settings would spend otherwise than was priced."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(())
+
+    def _summary(self) -> str:
+        return f"The approved plan was priced under other settings than this run's: {self.reason}."
+
+
 class PlanLimitError(PlanError):
     """A limit of the sandbox ended the plan. ``kind`` names which one."""
 

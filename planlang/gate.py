@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planlang.binding import HostProvider, plan_sandbox, run_host_words, run_plan
 from planlang.check import CheckResult, check, checked_source, is_checked_code, source_sha256
-from planlang.errors import PlanRefused, TamperedPlan, a_kind
+from planlang.errors import OtherTerms, PlanRefused, TamperedPlan, a_kind
 from planlang.gate_seal import default_key_path, load_key, seal_decision, seal_holds
 from planlang.gate_store import open_store
 from planlang.price import PriceReport, price
@@ -78,8 +78,15 @@ class Policy(BaseModel):
         if self.max_tool_writes is not None and writes > self.max_tool_writes:
             reasons.append(f"{writes} calls of tools that are not read-only are over "
                            f"{self.max_tool_writes}")  # fmt: skip
+        unrehearsed = report.unrehearsed_writes()
+        if self.max_tool_writes is not None and unrehearsed:
+            reasons.append(
+                f"it names tools that are not read-only which no rehearsal called "
+                f"(how often a run calls them is not known): {', '.join(unrehearsed)}"
+            )
         if self.hold_destructive and report.destructive_tools():
-            reasons.append(f"it calls destructive tools: {', '.join(report.destructive_tools())}")
+            reasons.append(f"it can call destructive tools: "
+                           f"{', '.join(report.destructive_tools())}")  # fmt: skip
         return reasons
 
 
@@ -193,10 +200,44 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
         raise TamperedPlan(f"{a_kind(type(plan).__name__)} is not an approved plan")
     plan.verify()
     gate = plan.gate
+    _same_spending(gate.settings, run)
     words, _origins = run_host_words(run, plan.filename)
     box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS,
                        isolation=gate.isolation)  # fmt: skip
     return run_plan(box, plan.check_result)
+
+
+# What bounds a run's spending (the hard ceiling is max_agents x turns x the dearest price, and
+# tool calls at their price): a run that differs in any of these is not the run that was priced.
+_SPENDING = ("roles", "default_model", "default_price", "max_agents", "max_tool_calls",
+             "max_repair_turns", "max_check_retries")  # fmt: skip
+
+
+def _same_spending(priced: Any, run: Run) -> None:
+    """Raise ``OtherTerms`` unless ``run`` (its own settings, its LLM's, its ``max_agents``)
+    spends by the settings the plan was priced under (red team 24b: priced at 0.01 a call, run
+    at 5)."""
+    from runtime import Settings
+
+    want = (priced if priced is not None else Settings()).model_dump(
+        mode="json", include=set(_SPENDING)
+    )
+    for where, settings in (("the run's", run.settings), ("its LLM's", run.llm.settings)):
+        have = settings.model_dump(mode="json", include=set(_SPENDING))
+        for key in _SPENDING:
+            if have[key] != want[key]:
+                raise OtherTerms(
+                    f"{key} is {_short(want[key])} in the price, "
+                    f"{_short(have[key])} in {where} settings; price it again"
+                )
+    if run.max_agents > want["max_agents"]:
+        raise OtherTerms(f"max_agents is {want['max_agents']} in the price, {run.max_agents} in "
+                         f"the run; price it again")  # fmt: skip
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from planlang.check import CheckResult, check
 from planlang.errors import PlanRefused
 from planlang.isolation.mode import resolve_mode
 from planlang.sandbox.limits import Limits
+from planlang.tool_reach import reachable_tools
 
 if TYPE_CHECKING:
     from planlang.binding import HostProvider
@@ -79,6 +80,8 @@ class PriceReport:
     # Tool calls per "server.tool" (MCP, docs/MCP.md) and what each declared tool promises.
     tools: dict[str, dict[str, Spread]] = field(default_factory=dict)
     tool_hints: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Declared tools the plan's code names, called in a rehearsal or not (planlang.tool_reach).
+    tools_named: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -92,10 +95,17 @@ class PriceReport:
         return max(writes, default=0)
 
     def destructive_tools(self) -> list[str]:
-        """The destructiveHint tools some rehearsal called."""
-        return sorted(name for name, spread in self.tools.items()
-                      if spread["calls"].max > 0
-                      and self.tool_hints.get(name, {}).get("destructive", True))  # fmt: skip
+        """The destructiveHint tools some rehearsal called, or the plan's code names."""
+        called = {name for name, spread in self.tools.items() if spread["calls"].max > 0}
+        return sorted(name for name in called | set(self.tools_named)
+                      if self.tool_hints.get(name, {}).get("destructive", True))  # fmt: skip
+
+    def unrehearsed_writes(self) -> list[str]:
+        """Tools that are not read-only which the plan's code names and no rehearsal called:
+        how often a run calls them is not known."""
+        called = {name for name, spread in self.tools.items() if spread["calls"].max > 0}
+        return sorted(name for name in self.tools_named if name not in called
+                      and not self.tool_hints.get(name, {}).get("read_only", False))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         # Without the rehearsals: asdict copies without a memo, so a rehearsal's result made of
@@ -173,6 +183,7 @@ def price(
             for name in called
         },
         tool_hints=hints,
+        tools_named=reachable_tools(checked.code, hints),
     )
 
 

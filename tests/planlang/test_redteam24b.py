@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from planlang.cli import main
-from planlang.errors import PlanRefused, TamperedPlan
+from planlang.errors import OtherTerms, PlanRefused, TamperedPlan
 from planlang.gate import Gate, Policy
 from runtime import LLM, Budget, Ledger, Reply, Run, Settings
 from runtime.testing import FakeOpenAI
@@ -199,9 +199,6 @@ def test_inputs_that_are_not_json_still_find_their_approval(tmp_path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known, unfixed: hold_destructive and max_tool_writes "
-                   "count the rehearsals' calls only; a plan that calls a destructive tool only "
-                   "when a read-only tool's answer is not the stand-in's is approved")  # fmt: skip
 def test_a_destructive_call_behind_a_real_answer_holds_the_plan(tmp_path) -> None:
     """``t.lookup(term="x")`` answers ``"x: a word"``; the stand-in answers a short text of its
     own. The plan calls ``t.drop`` (destructive) and three ``t.append_line`` (writes) only when
@@ -235,12 +232,45 @@ def test_a_destructive_call_behind_a_real_answer_holds_the_plan(tmp_path) -> Non
         tools.close()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "policy", "held_for"), [
+    # a read-only tool named, a destructive one only in a text that is not its word: let go
+    ('result = [t.lookup(term="drop it")]\n', Policy(hold_destructive=True, max_tool_writes=0),
+     None),
+    # a write named, never reached in a rehearsal: its calls are not known, so a bound holds
+    ('seen = t.lookup(term="x")\nresult = [seen]\nif seen == "x: a word":\n'
+     '    result.append(t.set_value(path="p", value="v"))\n', Policy(max_tool_writes=5),
+     "no rehearsal called"),
+    # the same write, with no bound on writes: nothing to hold for
+    ('seen = t.lookup(term="x")\nresult = [seen]\nif seen == "x: a word":\n'
+     '    result.append(t.set_value(path="p", value="v"))\n', Policy(hold_destructive=True),
+     None),
+    # a destructive tool named inside a plan function that no rehearsal runs
+    ('def never():\n    return t.drop(name="all")\nresult = 1\n',
+     Policy(hold_destructive=True), "destructive tools: t.drop"),
+], ids=["read-only", "unrehearsed-write", "write-unbounded",
+        "destructive-in-function"])  # fmt: skip
+def test_the_tools_policy_reads_what_the_code_can_reach(source, policy, held_for) -> None:
+    """The gate holds for tools the plan's code names, not only for those a rehearsal called;
+    a tool the code never names (a text that is not its call word) holds nothing."""
+    from planlang.mcp import McpTools, ServerConfig
+
+    tools = McpTools([ServerConfig(name="t", command=(sys.executable, str(MCP_SERVER)))])
+    try:
+        decision = Gate(policy, host=tools, seeds=2, isolation="inprocess").submit(source)
+    finally:
+        tools.close()
+    if held_for is None:
+        assert decision.status == "approved", decision.reasons
+    else:
+        assert decision.status == "held" and any(held_for in r for r in decision.reasons), (
+            decision.reasons
+        )
+
+
 # -- 4. the run's own settings: the ceiling is a number the run does not hold -------------------
 
 
-@pytest.mark.xfail(strict=True, reason="known, unfixed: execute() runs an ApprovedPlan on any "
-                   "runtime.Run; the run's max_agents and prices, not the priced ones, bound "
-                   "what it spends, and no budget is set at the priced ceiling")  # fmt: skip
 def test_a_run_whose_settings_price_calls_higher_does_not_spend_past_the_ceiling() -> None:
     """The gate priced under ``default_price=0.01`` (ceiling 4 x 4 x 0.01 = 0.16, approved under
     ``max_ceiling=1``); the embedder's run is made with ``Settings()`` of another price list
@@ -255,6 +285,44 @@ def test_a_run_whose_settings_price_calls_higher_does_not_spend_past_the_ceiling
     llm = LLM(Ledger(":memory:"), client=lambda m, msgs, **p: Reply(text="x"),
               budget=Budget(None), settings=dear)  # fmt: skip
     run = Run("run", llm=llm, settings=dear)
-    with contextlib.suppress(Exception):
+    with pytest.raises(OtherTerms, match="default_price is 0.01 in the price, 5.0"):
         run.run_sync(plan)
     assert llm.budget.spent <= 0.16
+
+
+@pytest.mark.parametrize(("run_settings", "llm_settings", "max_agents", "refused"), [
+    (Settings(max_agents=4, default_price=0.01), Settings(max_agents=4, default_price=0.01), None,
+     None),
+    (Settings(max_agents=4, default_price=0.01), Settings(max_agents=4, default_price=0.01), 2,
+     None),
+    (Settings(max_agents=4, default_price=0.01), Settings(max_agents=4, default_price=0.01), 9,
+     "max_agents is 4 in the price, 9 in the run"),
+    (Settings(max_agents=4, default_price=0.01), Settings(max_agents=4, default_price=0.5), None,
+     "in its LLM's settings"),
+    (Settings(max_agents=8, default_price=0.01), Settings(max_agents=4, default_price=0.01), None,
+     "max_agents is 4 in the price, 8 in the run's settings"),
+    (Settings(max_agents=4, default_price=0.01, max_repair_turns=5),
+     Settings(max_agents=4, default_price=0.01), None, "max_repair_turns"),
+    (Settings(max_agents=4, default_price=0.01, concurrency=2),
+     Settings(max_agents=4, default_price=0.01, concurrency=2), None, None),
+], ids=["same", "fewer-agents", "more-agents", "llm-price", "settings-agents", "repair-turns",
+        "concurrency-only"])  # fmt: skip
+def test_an_approved_plan_runs_only_on_the_terms_it_was_priced_under(
+    run_settings, llm_settings, max_agents, refused
+) -> None:
+    """What bounds spending (prices, roles, max_agents, turns, tool calls) must be the priced;
+    fewer agents, or another concurrency (the wall time only), run as approved."""
+    priced = Settings(max_agents=4, default_price=0.01)
+    gate = Gate(Policy(max_ceiling=1), settings=priced, seeds=1, isolation="inprocess")
+    plan = gate.submit('result = agent("q")\n').plan
+    assert plan is not None
+    llm = LLM(Ledger(":memory:"), client=lambda m, msgs, **p: Reply(text="x"),
+              budget=Budget(None), settings=llm_settings)  # fmt: skip
+    run = Run("run", llm=llm, settings=run_settings, max_agents=max_agents)
+    if refused is None:
+        assert run.run_sync(plan) == "x"
+        assert llm.budget.spent == pytest.approx(0.01)
+    else:
+        with pytest.raises(OtherTerms, match=refused):
+            run.run_sync(plan)
+        assert llm.budget.spent == 0
