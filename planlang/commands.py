@@ -203,6 +203,8 @@ def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = Fa
         summary = gate.reject(plan_id, by=by)
     except KeyError as error:
         raise PlanFileError(str(error.args[0])) from None
+    except PlanRefused as error:  # a row whose seal does not verify, as approve says it
+        _decision_refused(str(error.__cause__ or error), as_json)
     except ValueError as error:
         _decision_refused(str(error), as_json)
     if as_json:
