@@ -54,3 +54,26 @@ def test_reject_of_a_row_whose_seal_fails_is_one_line_not_a_traceback(
     assert code == 1, (out, err)
     said = json.loads(out)["error"] if as_json else err
     assert "does not match its seal" in said, (out, err)
+
+
+# -- a run stopped at its cap: thunks cut off by the stop did not fail ----------------------------
+
+
+def test_a_thunk_cut_off_by_the_runs_end_is_not_a_fanned_out_failure():
+    """A run stopped at its budget said "3 fanned-out function(s) failed: PlanLimitError: The
+    plan has ended." (and listed them in --json's thunk_failures): the thunks whose callbacks
+    the stop cut off, in the plan's ended process, raised, and were counted as the plan's own
+    failures. A thunk that raises once the run is closed was cancelled, not failed."""
+    from runtime import LLM, Run, RunCancelled
+
+    def plan(r: Run) -> object:
+        def thunk() -> object:
+            r.cancel("stopped at the budget")
+            raise ValueError("The plan has ended.")  # what the ended plan's callback raises
+
+        return r.parallel([thunk])
+
+    run = Run("cut off", llm=LLM())
+    with pytest.raises(RunCancelled):
+        run.run_sync(plan)
+    assert [e for e in run.events if e["kind"] == "thunk_failed"] == []
