@@ -77,3 +77,16 @@ def test_a_thunk_cut_off_by_the_runs_end_is_not_a_fanned_out_failure():
     with pytest.raises(RunCancelled):
         run.run_sync(plan)
     assert [e for e in run.events if e["kind"] == "thunk_failed"] == []
+
+
+# -- -o FILE of a page ---------------------------------------------------------------------------
+
+
+def test_a_page_written_to_a_path_ending_in_a_slash_is_refused(tmp_path, monkeypatch, capsys):
+    """`planlang price plan.py --html -o out/` said "Wrote out/ (… bytes)." and wrote a file
+    named `out`: Path() drops the trailing slash that said the user meant a folder."""
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n')
+    code, _, err = run(["price", "plan.py", "--seeds", "1", "--html", "-o", "out/"], capsys)
+    assert code == 2, err
+    assert "out/: cannot write" in err, err
+    assert not (tmp_path / "out").exists()
