@@ -57,6 +57,7 @@ class WatchOptions:
 class _Ending:
     status: str | None = None  # set when the watcher ended the run itself
     code: int | None = None
+    waiting: tuple[float, float | None] | None = None  # (spent, cap) of the wait said last
 
 
 def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
@@ -78,7 +79,8 @@ def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
                 click.echo(line, err=True)
             if stuck_at_budget(run):
                 display.pause()
-                if not _budget_decision(run, folder, interactive, options.wait_at_budget):
+                if not _budget_decision(run, folder, interactive, options.wait_at_budget,
+                                        ending):  # fmt: skip
                     ending.status = "stopped-at-budget"
                     run.cancel("stopped at the budget")
     except (KeyboardInterrupt, Terminated) as why:
@@ -136,13 +138,18 @@ def stuck_at_budget(run: Run) -> bool:
     return run.paused and reserved == 0 and cap is not None
 
 
-def _budget_decision(run: Run, folder: Path, interactive: bool, wait: bool) -> bool:
+def _budget_decision(run: Run, folder: Path, interactive: bool, wait: bool,
+                     ending: _Ending) -> bool:  # fmt: skip
     """True: go on (a new cap, or wait for one); False: stop at the budget."""
     spent, _, cap = run.llm.budget.snapshot()
     said = f"Paused at the budget: spent {spent:.4g} of the cap {cap:.4g}."
     if not interactive:
-        if wait:
-            return True  # `planlang raise` from another shell, or `planlang cancel`
+        if wait:  # `planlang raise` from another shell, or `planlang cancel`: said once a wait
+            if ending.waiting != (spent, cap):
+                ending.waiting = (spent, cap)
+                click.echo(f"{said} Waiting (--wait-at-budget) for planlang raise {folder.name} "
+                           f"CAP, or planlang cancel {folder.name}.", err=True)  # fmt: skip
+            return True
         click.echo(f"{said} Stopping here (not on a terminal; --wait-at-budget waits instead).",
                    err=True)  # fmt: skip
         return False

@@ -90,3 +90,22 @@ def test_a_page_written_to_a_path_ending_in_a_slash_is_refused(tmp_path, monkeyp
     assert code == 2, err
     assert "out/: cannot write" in err, err
     assert not (tmp_path / "out").exists()
+
+
+# -- run --wait-at-budget, not on a terminal ---------------------------------------------------
+
+
+def test_a_run_waiting_at_its_cap_off_a_terminal_says_so_once_with_its_id(tmp_path, capsys):
+    """`planlang run --budget 0.02 --wait-at-budget 2>log` paused at the cap said nothing at
+    all: the log showed no pause and no run id to `planlang raise` (printed only at the end)."""
+    from planlang import run_watch
+    from runtime import LLM, Budget, Run
+
+    run = Run("waits", llm=LLM(budget=Budget(0.02)))
+    folder = tmp_path / "20260101-000000-abcdef12-123456"
+    ending = run_watch._Ending()
+    for _ in range(3):  # three ticks of the same pause
+        assert run_watch._budget_decision(run, folder, False, True, ending)
+    err = capsys.readouterr().err
+    assert err.count("Paused at the budget") == 1, err
+    assert f"planlang raise {folder.name}" in err, err
