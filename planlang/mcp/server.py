@@ -14,6 +14,7 @@ CLI does: the same gate store, ledger and runs folder, so ``planlang held``, ``a
 from __future__ import annotations
 
 import json
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,8 @@ class PlanService:
     # -- runs ----------------------------------------------------------------------------------
 
     def run_plan(self, plan_id: int, budget: float | None = None) -> dict[str, Any]:
+        if budget is not None and not (math.isfinite(budget) and budget >= 0):  # as run --budget
+            raise ServiceError(f"budget={budget} must be a finite number of credits, 0 or more.")
         try:
             approved = self.gate.approved(plan_id)
         except KeyError:

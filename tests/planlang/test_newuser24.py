@@ -109,3 +109,28 @@ def test_a_run_waiting_at_its_cap_off_a_terminal_says_so_once_with_its_id(tmp_pa
     err = capsys.readouterr().err
     assert err.count("Paused at the budget") == 1, err
     assert f"planlang raise {folder.name}" in err, err
+
+
+# -- planlang mcp serve: run_plan's budget -------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [-1.0, float("inf"), float("nan")])
+def test_mcp_run_plan_refuses_a_budget_that_is_no_cap_saying_why(
+    tmp_path, monkeypatch, endpoint, budget
+):
+    """MCP run_plan(budget=-1) answered "Error executing tool run_plan" with no why (a raw
+    ValueError, its traceback in the server's log), where price_plan(seeds=-1) says what is
+    wrong and `planlang run --budget -1` is a usage error."""
+    pytest.importorskip("mcp")
+    from planlang.mcp.server import PlanService, ServiceError
+    from planlang.project import load_project
+
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n', "[gate]\nmax_median = 5\n")
+    service = PlanService(load_project(tmp_path / "planlang.toml"))
+    plan_id = service.submit_plan('result = agent("q")\n')["id"]
+    with pytest.raises(ServiceError, match="budget"):
+        service.run_plan(plan_id, budget=budget)
+    assert endpoint.requests == 0
+    assert not (tmp_path / ".planlang" / "runs").exists() or not list(
+        (tmp_path / ".planlang" / "runs").iterdir()
+    )
