@@ -266,6 +266,8 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
                     f"Approve it with: planlang approve {decision.id}",
                     err=True,
                 )
+                for problem in gate.summary(decision.id)["problems"]:  # what --json names too
+                    click.echo(f"  problem: {problem}", err=True)
                 sys.exit(EXIT_REFUSED)
             approved = decision.plan
     except PlanRefused as error:

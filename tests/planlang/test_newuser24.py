@@ -134,3 +134,17 @@ def test_mcp_run_plan_refuses_a_budget_that_is_no_cap_saying_why(
     assert not (tmp_path / ".planlang" / "runs").exists() or not list(
         (tmp_path / ".planlang" / "runs").iterdir()
     )
+
+
+# -- planlang run of a plan the gate holds ---------------------------------------------------------
+
+
+def test_run_of_a_held_plan_names_the_problem_that_held_it(tmp_path, monkeypatch, capsys):
+    """`planlang run plan.py` of a plan whose rehearsal crashed said only "Plan 1 is held for a
+    person: 1 problem(s) met in rehearsal." — not which problem, where `run --json` and
+    `submit` name it (plan.py:2: crash: NameError: name 'agnet' is not defined)."""
+    _project(tmp_path, monkeypatch, 'x = agent("q")\nresult = agnet(x)\n',
+             "[gate]\nmax_median = 5\n")  # fmt: skip
+    code, _, err = run(["run", "plan.py"], capsys)
+    assert code == 1, err
+    assert "plan.py:2: crash: NameError: name 'agnet' is not defined" in err, err
