@@ -148,3 +148,23 @@ def test_run_of_a_held_plan_names_the_problem_that_held_it(tmp_path, monkeypatch
     code, _, err = run(["run", "plan.py"], capsys)
     assert code == 1, err
     assert "plan.py:2: crash: NameError: name 'agnet' is not defined" in err, err
+
+
+# -- planlang result of a record that is not JSON --------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["result"], ["result", "--json"], ["show"]])
+def test_result_of_a_result_file_that_is_not_json_is_refused(
+    tmp_path, monkeypatch, capsys, endpoint, command
+):
+    """`planlang result ID` (and `--json`, and `show`) printed a result.json that is not JSON
+    (truncated, edited) as it was, exit 0, where `show --json` says it is unreadable, exit 2."""
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n', "[gate]\nmax_median = 5\n")
+    code, _, _ = run(["run", "plan.py"], capsys)
+    assert code == 0
+    (folder,) = (tmp_path / ".planlang" / "runs").iterdir()
+    (folder / "result.json").write_text('{"cut off": [1, 2')
+    code, out, err = run([command[0], folder.name, *command[1:]], capsys)
+    assert code == 2, (out, err)
+    said = json.loads(out)["error"] if "--json" in command else err
+    assert "result.json is unreadable" in said, (out, err)
