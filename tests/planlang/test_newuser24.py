@@ -168,3 +168,23 @@ def test_result_of_a_result_file_that_is_not_json_is_refused(
     assert code == 2, (out, err)
     said = json.loads(out)["error"] if "--json" in command else err
     assert "result.json is unreadable" in said, (out, err)
+
+
+# -- docs/examples/test_fuzz_my_host_words.py, copied into a user's suite --------------------------
+
+
+def test_the_fuzz_example_copied_into_a_suite_has_no_deadline():
+    """The example "copy this into your tests" failed there (hypothesis FlakyFailure, Deadline
+    Exceeded: 257 ms over 200 ms): its first plan starts the isolated plan processes, slower
+    than hypothesis's default deadline; the project's own suite sets deadline=None for it."""
+    import importlib.util
+
+    path = Path(__file__).parents[2] / "docs" / "examples" / "test_fuzz_my_host_words.py"
+    spec = importlib.util.spec_from_file_location("copied_fuzz_example", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in ("test_my_host_words_survive_generated_plans",
+                 "test_my_policy_refuses_every_near_miss_at_its_line"):  # fmt: skip
+        chosen = getattr(module, name)._hypothesis_internal_use_settings
+        assert chosen.deadline is None, (name, chosen.deadline)
