@@ -6,6 +6,7 @@ Every endpoint is a local server started by the test; nothing depends on machine
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -188,3 +189,50 @@ def test_the_fuzz_example_copied_into_a_suite_has_no_deadline():
                  "test_my_policy_refuses_every_near_miss_at_its_line"):  # fmt: skip
         chosen = getattr(module, name)._hypothesis_internal_use_settings
         assert chosen.deadline is None, (name, chosen.deadline)
+
+
+# -- runs and show of a run without an end record (live, or killed) --------------------------------
+
+
+def _unended_run(tmp_path: Path, pid: int) -> str:
+    """A run folder as `planlang run` leaves it when killed (SIGKILL) after two paid calls:
+    its start record, its events (the last line half-written), no end record."""
+    from planlang.run_records import new_run_folder, write_start
+
+    folder = new_run_folder(tmp_path / ".planlang" / "runs", "ab" * 32)
+    write_start(folder, filename="plan.py", sha256="ab" * 32, mode="collect", cap=None)
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({**meta, "pid": pid}))
+    call = {"kind": "call", "worker": 1, "turn": 1, "phase": "ask", "role": None,
+            "model": "default", "cached": False, "standin": False, "credits": 0.01,
+            "would_credits": 0.0, "seconds": 1.0}  # fmt: skip
+    lines = [{"seq": 0, "t": 0.0, "kind": "run_started"}, call, {**call, "worker": 2},
+             {**call, "worker": 3, "cached": True, "credits": 0.0}]  # fmt: skip
+    text = "".join(json.dumps(line) + "\n" for line in lines) + '{"seq": 9, "kind": "ca'
+    (folder / "events.jsonl").write_text(text)
+    return folder.name
+
+
+@pytest.mark.parametrize("alive", [True, False])
+def test_runs_and_show_of_a_run_without_an_end_record_say_what_it_spent(
+    tmp_path, monkeypatch, capsys, alive
+):
+    """A run killed (SIGKILL) after 8 paid calls was listed by `planlang runs` as "interrupted
+    … 0 calls 0 credits", and `show` said "Total: 0 calls, 0 paid, 0 credits": the start
+    record's zeros, though every call was in events.jsonl as it happened (`report` drew it
+    with its 0.08 credits)."""
+    import subprocess
+    import sys
+
+    _project(tmp_path, monkeypatch, "result = 1\n")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    run_id = _unended_run(tmp_path, os.getpid() if alive else int(gone.stdout))
+    code, out, _ = run(["runs", "--json"], capsys)
+    (meta,) = json.loads(out)["runs"]
+    assert code == 0 and meta["status"] == ("running" if alive else "interrupted"), meta
+    total = meta["accounting"]["total"]
+    assert (total["calls"], total["sent"], total["cached"]) == (3, 2, 1), total
+    assert total["credits"] == pytest.approx(0.02), total
+    code, out, _ = run(["show", run_id], capsys)
+    assert code == 0 and "Total: 3 calls, 2 paid, 0.02 credits" in out, out
