@@ -236,3 +236,17 @@ def test_runs_and_show_of_a_run_without_an_end_record_say_what_it_spent(
     assert total["credits"] == pytest.approx(0.02), total
     code, out, _ = run(["show", run_id], capsys)
     assert code == 0 and "Total: 3 calls, 2 paid, 0.02 credits" in out, out
+
+
+def test_a_held_plan_whose_seal_fails_is_not_called_the_approved_plan(
+    tmp_path, monkeypatch, capsys
+):
+    """`planlang approve 1` of a held plan read under another key said "The approved plan was
+    tampered with: the stored decision on plan 1 does not match its seal …": the plan was never
+    approved, and the likelier cause is the key."""
+    _held_under_another_key(tmp_path, monkeypatch, capsys)
+    for command in (["approve", "1"], ["held"]):
+        code, out, err = run(command, capsys)
+        assert code == 1, (command, out, err)
+        assert "The approved plan" not in err and "does not match its seal" in err, err
+        assert "another key" in err, err
