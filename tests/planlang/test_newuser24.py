@@ -250,3 +250,21 @@ def test_a_held_plan_whose_seal_fails_is_not_called_the_approved_plan(
         assert code == 1, (command, out, err)
         assert "The approved plan" not in err and "does not match its seal" in err, err
         assert "another key" in err, err
+
+
+# -- planlang run --replay of a question never asked -----------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known, unfixed: a CacheMiss names the model and a fingerprint, not the plan's line",
+)
+def test_replay_that_misses_names_the_plan_line_that_asked(tmp_path, monkeypatch, capsys):
+    """`planlang run plan.py --replay` of a plan whose line 2 asks a question the ledger lacks
+    says "The run failed: CacheMiss: Replay mode has no stored answer for a call to model
+    'default' (fingerprint 808abb3229b6b195...)": nothing the user can find in the plan."""
+    _project(tmp_path, monkeypatch, 'x = 1\nresult = agent("never asked")\n',
+             "[gate]\nmax_median = 5\n")  # fmt: skip
+    code, _, err = run(["run", "plan.py", "--replay"], capsys)
+    assert code == 1 and "CacheMiss" in err, err
+    assert "plan.py:2" in err or "line 2" in err, err
