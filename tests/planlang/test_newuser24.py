@@ -268,3 +268,21 @@ def test_replay_that_misses_names_the_plan_line_that_asked(tmp_path, monkeypatch
     code, _, err = run(["run", "plan.py", "--replay"], capsys)
     assert code == 1 and "CacheMiss" in err, err
     assert "plan.py:2" in err or "line 2" in err, err
+
+
+# -- planlang price of a plan whose result is not plain data ---------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known, unfixed: the result's conversion to plain data happens past the plan's lines",
+)
+def test_price_of_a_result_that_is_not_plain_data_names_its_line(tmp_path, monkeypatch, capsys):
+    """`result = {"c": 1j}` (line 2) is priced "plan.py: crash: TypeError: The plan's result
+    gave a complex, which is not plain data." with "line": null, where every other crash
+    names the plan's line."""
+    _project(tmp_path, monkeypatch, 'x = 1\nresult = {"c": 1j}\n')
+    code, out, _ = run(["price", "plan.py", "--seeds", "1", "--json"], capsys)
+    (problem,) = json.loads(out)["problems"]
+    assert code == 1 and problem["kind"] == "crash", problem
+    assert problem["line"] == 2, problem
