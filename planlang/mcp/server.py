@@ -207,8 +207,13 @@ class PlanService:
         path = served.folder / "result.json"
         result = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         error = None if run.error is None else f"{type(run.error).__name__}: {run.error}"
+        # a run that failed only in its workers has no error: why is in these, as `run --json`
+        groups = failure_groups(run.threads_json())
         return {"run_id": run_id, "status": served.status or run.status, "result": result,
-                "error": error}  # fmt: skip
+                "error": error,
+                "failures": [{"reason": r, "count": n, "workers": ids} for r, n, ids in groups],
+                "thunk_failures": [{"reason": r, "count": n, "line": line}
+                                   for r, n, line in thunk_failures(run)]}  # fmt: skip
 
     # -- the contract --------------------------------------------------------------------------
 

@@ -286,3 +286,24 @@ def test_price_of_a_result_that_is_not_plain_data_names_its_line(tmp_path, monke
     (problem,) = json.loads(out)["problems"]
     assert code == 1 and problem["kind"] == "crash", problem
     assert problem["line"] == 2, problem
+
+
+def test_mcp_run_result_of_a_run_whose_workers_failed_says_why(tmp_path, monkeypatch, endpoint):
+    """MCP run_result of a run whose two workers got HTTP 500 answered {"status": "failed",
+    "result": [null, null], "error": null}: failed, and nothing says why (`planlang run
+    --json` lists the failures by reason)."""
+    pytest.importorskip("mcp")
+    from planlang.mcp.server import PlanService
+    from planlang.project import load_project
+
+    plan = 'result = [agent("a"), agent("b")]\n'
+    _project(tmp_path, monkeypatch, plan, "[gate]\nmax_median = 5\n")
+    service = PlanService(load_project(tmp_path / "planlang.toml"))
+    plan_id = service.submit_plan(plan)["id"]
+    endpoint.fail_next("500", "500")
+    run_id = service.run_plan(plan_id)["run_id"]
+    assert service._runs[run_id].saved.wait(60)  # a hang guard only
+    answer = service.run_result(run_id)
+    assert answer["status"] == "failed", answer
+    reasons = [group["reason"] for group in answer.get("failures", [])]
+    assert reasons and "HTTP 500" in reasons[0], answer
