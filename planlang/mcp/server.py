@@ -36,6 +36,7 @@ from planlang.run_records import (
 )
 from planlang.run_watch import apply_requests, ended, stuck_at_budget, thunk_failures
 from runtime import Run
+from runtime.run_view import statusline
 
 __all__ = ["PlanService", "build_server"]
 
@@ -194,8 +195,11 @@ class PlanService:
         # at its cap (run.status then reads "cancelled") or find a failed worker ("completed")
         status = served.status if served.saved.is_set() else "created" if run.status == \
             "created" else "running"  # fmt: skip
-        return {"run_id": run_id, "status": status or run.status,
-                "statusline": run.statusline(), "accounting": run.accounting.to_dict()}  # fmt: skip
+        status = status or run.status
+        # the line says the status this answer says (a run whose workers failed: failed)
+        line = statusline(run.title, status, run.phase_name, run.counts(), run.llm.budget)
+        return {"run_id": run_id, "status": status, "statusline": line,
+                "accounting": run.accounting.to_dict()}  # fmt: skip
 
     def run_result(self, run_id: str) -> dict[str, Any]:
         served = self._run(run_id)

@@ -307,3 +307,5 @@ def test_mcp_run_result_of_a_run_whose_workers_failed_says_why(tmp_path, monkeyp
     assert answer["status"] == "failed", answer
     reasons = [group["reason"] for group in answer.get("failures", [])]
     assert reasons and "HTTP 500" in reasons[0], answer
+    status = service.run_status(run_id)
+    assert status["status"] == "failed" and " · failed · " in status["statusline"], status
