@@ -88,7 +88,8 @@ class PlanService:
                            filename=filename)  # fmt: skip
         except PlanRefused as refused:
             return {"ok": False, "problems": [p.as_dict() for p in refused.problems]}
-        return _plain(report.to_dict())
+        wall_basis = {"latency": 2.0, "concurrency": self.project.settings.concurrency}
+        return _plain({**report.to_dict(), "wall_basis": wall_basis})  # as price --json
 
     def submit_plan(self, source: str, filename: str = "plan.py") -> dict[str, Any]:
         source = source.removeprefix("\ufeff")  # as the CLI reads a file

@@ -309,3 +309,16 @@ def test_mcp_run_result_of_a_run_whose_workers_failed_says_why(tmp_path, monkeyp
     assert reasons and "HTTP 500" in reasons[0], answer
     status = service.run_status(run_id)
     assert status["status"] == "failed" and " · failed · " in status["statusline"], status
+
+
+# -- planlang price --json: what the wall time assumes -----------------------------------------
+
+
+def test_price_json_says_what_its_wall_time_assumes(tmp_path, monkeypatch, capsys):
+    """`planlang price` says "Estimated wall time: 6 s (a call takes 3 s, 2 at a time)";
+    `--json` had the 6 s and neither the 3 s nor the 2."""
+    _project(tmp_path, monkeypatch, 'result = [agent("a"), agent("b")]\n', "concurrency = 2\n")
+    code, out, _ = run(["price", "plan.py", "--seeds", "1", "--latency", "3", "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0 and report["wall_seconds"]["median"] == 6.0, report
+    assert report.get("wall_basis") == {"latency": 3.0, "concurrency": 2}, report
