@@ -322,3 +322,18 @@ def test_price_json_says_what_its_wall_time_assumes(tmp_path, monkeypatch, capsy
     report = json.loads(out)
     assert code == 0 and report["wall_seconds"]["median"] == 6.0, report
     assert report.get("wall_basis") == {"latency": 3.0, "concurrency": 2}, report
+
+
+# -- planlang check FOLDER -------------------------------------------------------------------------
+
+
+def test_check_of_a_folder_leaves_out_a_subfolder_named_like_a_plan(tmp_path, monkeypatch, capsys):
+    """`planlang check .` beside a folder named `tools.py` said "error: tools.py: is a directory,
+    not a plan file" and exited 2: the folder's *.py matched the folder itself."""
+    _project(tmp_path, monkeypatch, "result = 1\n")
+    (tmp_path / "tools.py").mkdir()
+    (tmp_path / "tools.py" / "inner.py").write_text("result = 2\n")
+    code, out, err = run(["check", ".", "--json"], capsys)
+    checked = json.loads(out)
+    assert code == 0 and checked["errors"] == [], (out, err)
+    assert checked["checked"] == 2, checked
