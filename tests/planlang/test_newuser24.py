@@ -337,3 +337,19 @@ def test_check_of_a_folder_leaves_out_a_subfolder_named_like_a_plan(tmp_path, mo
     checked = json.loads(out)
     assert code == 0 and checked["errors"] == [], (out, err)
     assert checked["checked"] == 2, checked
+
+
+# -- the sandbox: a host word's iterator as the plan's result --------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "process"])
+def test_a_host_iterator_as_the_result_is_called_an_iterator(mode):
+    """`result = gen()` of a host word returning an iterator said "The plan's result gave a
+    _ThawedItems, which is not plain data.": planlang's private class, not what the plan holds."""
+    import planlang
+
+    box = planlang.Sandbox(host={"gen": lambda: iter([1, 2])}, isolation=mode)
+    with pytest.raises(planlang.PlanRuntimeError) as raised:
+        box.run("result = gen()\n")
+    assert "_ThawedItems" not in str(raised.value), raised.value
+    assert "gave an iterator, which is not plain data" in str(raised.value), raised.value
