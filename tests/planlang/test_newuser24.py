@@ -353,3 +353,26 @@ def test_a_host_iterator_as_the_result_is_called_an_iterator(mode):
         box.run("result = gen()\n")
     assert "_ThawedItems" not in str(raised.value), raised.value
     assert "gave an iterator, which is not plain data" in str(raised.value), raised.value
+
+
+# -- [plan] inputs = "FILE" that cannot be read ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda path: path.mkdir(), "cannot be read: Is a directory"),
+        (lambda path: path.write_bytes(b"\xff\xfe{}"), "is not UTF-8 text (byte 0 is 0xff)"),
+        (lambda path: path.write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
+    ],
+    ids=["a folder", "not UTF-8", "too deep"],
+)
+def test_an_inputs_file_that_cannot_be_read_is_one_line(tmp_path, monkeypatch, capsys, make, said):
+    """`[plan] inputs = "in.json"` naming a folder, a file that is not UTF-8, or JSON nested
+    past Python's recursion limit crashed `planlang price` with a traceback (IsADirectoryError,
+    UnicodeDecodeError, RecursionError), where a missing or non-JSON file is one line, exit 2."""
+    _project(tmp_path, monkeypatch, "result = inputs\n", '[plan]\ninputs = "in.json"\n')
+    make(tmp_path / "in.json")
+    code, _, err = run(["price", "plan.py", "--seeds", "1"], capsys)
+    assert code == 2, err
+    assert "the inputs file 'in.json'" in err and said in err, err
