@@ -376,3 +376,20 @@ def test_an_inputs_file_that_cannot_be_read_is_one_line(tmp_path, monkeypatch, c
     code, _, err = run(["price", "plan.py", "--seeds", "1"], capsys)
     assert code == 2, err
     assert "the inputs file 'in.json'" in err and said in err, err
+
+
+# -- planlang run past max_agents --------------------------------------------------------------
+
+
+def test_workers_refused_past_max_agents_are_one_group(tmp_path, monkeypatch, capsys, endpoint):
+    """Five workers under max_agents = 3 said "1 × past max_agents=3 (worker 4 asked to start)
+    (workers 4)" and "1 × … (worker 5 …)": one line per refused worker (a thousand of them, a
+    thousand lines), because the reason held the worker's number."""
+    plan = 'xs = parallel([lambda i=i: agent(f"m{i}") for i in range(5)])\nresult = xs\n'
+    _project(tmp_path, monkeypatch, plan,
+             "max_agents = 3\n[gate]\nmax_median = 5\nallow_problems = true\n")  # fmt: skip
+    code, out, err = run(["run", "plan.py", "--json"], capsys)
+    failures = json.loads(out)["failures"]
+    assert code == 1, err
+    assert [(f["count"], f["workers"]) for f in failures] == [(2, [4, 5])], failures
+
