@@ -393,3 +393,13 @@ def test_workers_refused_past_max_agents_are_one_group(tmp_path, monkeypatch, ca
     assert code == 1, err
     assert [(f["count"], f["workers"]) for f in failures] == [(2, [4, 5])], failures
 
+
+def test_a_run_the_runaway_backstop_cancelled_says_why(tmp_path, monkeypatch, capsys, endpoint):
+    """A run cancelled by the runaway backstop (twice max_agents asked for) ended "Run …:
+    cancelled. No result" with no word of why on stderr (only --json's error said "runaway")."""
+    plan = 'xs = parallel([lambda i=i: agent(f"m{i}") for i in range(7)])\nresult = xs\n'
+    _project(tmp_path, monkeypatch, plan,
+             "max_agents = 3\n[gate]\nmax_median = 5\nallow_problems = true\n")  # fmt: skip
+    code, _, err = run(["run", "plan.py"], capsys)
+    assert code == 1 and ": cancelled." in err, err
+    assert "runaway: 6 workers asked for, twice max_agents=3" in err, err
