@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -402,4 +403,6 @@ def test_a_run_the_runaway_backstop_cancelled_says_why(tmp_path, monkeypatch, ca
              "max_agents = 3\n[gate]\nmax_median = 5\nallow_problems = true\n")  # fmt: skip
     code, _, err = run(["run", "plan.py"], capsys)
     assert code == 1 and ": cancelled." in err, err
-    assert "runaway: 6 workers asked for, twice max_agents=3" in err, err
+    # the ask that reaches 6 cancels; a 7th racing it on another thread may say it first
+    assert re.search(r"cancelled: runaway: [67] workers asked for, twice max_agents=3", err), err
+
