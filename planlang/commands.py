@@ -283,10 +283,15 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
         except ValueError as error:
             raise PlanFileError(str(error)) from None
     runs_dir = project.state_dir / "runs"
-    resample = retry_failed_workers(runs_dir, approved.sha256) if retry_failed else None
-    if resample is not None:
-        click.echo(f"Retrying {resample.retried} failed worker(s) under a fresh sample index.",
-                   err=True)  # fmt: skip
+    try:
+        resample = retry_failed_workers(runs_dir, approved.sha256) if retry_failed else None
+    except ValueError as error:  # the last run's workers cannot be read
+        raise PlanFileError(str(error)) from None
+    if resample is not None and resample.since is None:
+        click.echo("No earlier run of this plan: no failed worker to retry.", err=True)
+    elif resample is not None:
+        click.echo(f"Retrying {resample.retried} failed worker(s) of run {resample.since} under "
+                   "a fresh sample index.", err=True)  # fmt: skip
     folder = new_run_folder(runs_dir, approved.sha256)
     ledger = open_ledger(project.ledger)
     llm = front_door(settings, ledger, client=client, replay=replay, budget=budget)

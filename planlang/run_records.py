@@ -216,9 +216,10 @@ def _alive(pid: Any) -> bool:
 class FreshSamples:
     """A ``Run.resample``: the questions to ask again, each with the index to ask under."""
 
-    def __init__(self, fresh: dict[tuple[Any, ...], int]) -> None:
+    def __init__(self, fresh: dict[tuple[Any, ...], int], since: str | None = None) -> None:
         self.fresh = fresh
         self.retried = len(fresh)
+        self.since = since  # the run whose failed workers these are; None: no run before
 
     def __call__(self, label: str | None, prompt: str, role: str | None, sample: int) -> int:
         return self.fresh.get((label, prompt, role, sample), sample)
@@ -234,13 +235,19 @@ def retry_failed(runs_dir: Path, sha256: str) -> FreshSamples:
     last = [m for m in list_runs(runs_dir) if m.get("sha256") == sha256
             and (runs_dir / m["id"] / "threads.json").exists()]  # fmt: skip
     fresh: dict[tuple[Any, ...], int] = {}
-    if last:
-        threads = json.loads((runs_dir / last[-1]["id"] / "threads.json").read_text())
+    if not last:
+        return FreshSamples(fresh)
+    since = last[-1]["id"]
+    try:
+        threads = json.loads((runs_dir / since / "threads.json").read_text(encoding="utf-8"))
         for t in threads:
             if t["status"] == "failed":
                 key = (t["label"], t["prompt"], t["role"], t.get("asked_sample", 0))
                 fresh[key] = t.get("sample", 0) + 1
-    return FreshSamples(fresh)
+    except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"run {since!r}: threads.json is unreadable, so its failed workers are "
+                         f"not known: {type(error).__name__}: {error}") from None  # fmt: skip
+    return FreshSamples(fresh, since)
 
 
 def failure_groups(threads: list[dict[str, Any]]) -> list[tuple[str, int, list[int]]]:

@@ -406,3 +406,21 @@ def test_a_run_the_runaway_backstop_cancelled_says_why(tmp_path, monkeypatch, ca
     # the ask that reaches 6 cancels; a 7th racing it on another thread may say it first
     assert re.search(r"cancelled: runaway: [67] workers asked for, twice max_agents=3", err), err
 
+
+# -- planlang run --retry-failed ----------------------------------------------------------------
+
+
+def test_retry_failed_of_a_run_whose_workers_record_is_broken_is_one_line(
+    tmp_path, monkeypatch, capsys, endpoint
+):
+    """`planlang run plan.py --retry-failed` after a run whose threads.json is not JSON (cut
+    off) crashed with a JSONDecodeError traceback; and on a first run it said "Retrying 0
+    failed worker(s) under a fresh sample index." of a run that never was."""
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n', "[gate]\nmax_median = 5\n")
+    code, _, err = run(["run", "plan.py", "--retry-failed"], capsys)
+    assert code == 0 and "Retrying 0" not in err and "No earlier run of this plan" in err, err
+    (folder,) = (tmp_path / ".planlang" / "runs").iterdir()
+    (folder / "threads.json").write_text('[{"id": 1, "sta')
+    code, out, err = run(["run", "plan.py", "--retry-failed", "--json"], capsys)
+    assert code == 2, (out, err)
+    assert "threads.json is unreadable" in json.loads(out)["error"], out
