@@ -424,3 +424,19 @@ def test_retry_failed_of_a_run_whose_workers_record_is_broken_is_one_line(
     code, out, err = run(["run", "plan.py", "--retry-failed", "--json"], capsys)
     assert code == 2, (out, err)
     assert "threads.json is unreadable" in json.loads(out)["error"], out
+
+
+# -- planlang approve / reject --by ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_a_blank_by_is_a_usage_error(tmp_path, monkeypatch, capsys, command):
+    """`planlang reject 4 --by ""` was taken: "Rejected plan 4 (rej.py) by ." and later
+    "Plan 4 was rejected by ; submit it again."; the decision names no one."""
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n', "[gate]\nmax_median = 0\n")
+    code, _, _ = run(["submit", "plan.py"], capsys)
+    assert code == 1
+    code, _, err = run([command, "1", "--by", " "], capsys)
+    assert code == 2 and "--by" in err, err
+    code, out, _ = run(["held", "--json"], capsys)
+    assert [plan["id"] for plan in json.loads(out)["held"]] == [1]  # still held, undecided
