@@ -301,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             error.show()
         return error.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # Ctrl-C outside a run (a run records its own): said as JSON too
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            click.echo(json_error_text("Interrupted (Ctrl-C)."))
         click.echo("Aborted.", err=True)
         return 130
     except SystemExit as done:

@@ -440,3 +440,21 @@ def test_a_blank_by_is_a_usage_error(tmp_path, monkeypatch, capsys, command):
     assert code == 2 and "--by" in err, err
     code, out, _ = run(["held", "--json"], capsys)
     assert [plan["id"] for plan in json.loads(out)["held"]] == [1]  # still held, undecided
+
+
+# -- Ctrl-C outside a run, with --json ----------------------------------------------------------
+
+
+def test_ctrl_c_before_a_run_starts_is_json_with_json(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while `planlang run plan.py --json` still submitted the plan (its rehearsals)
+    printed "Aborted." on stderr and nothing on stdout, exit 130: --json's stdout not JSON."""
+    from planlang import commands
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    _project(tmp_path, monkeypatch, 'result = agent("q")\n')
+    monkeypatch.setattr(commands, "run_command", interrupted)
+    code, out, _ = run(["run", "plan.py", "--json"], capsys)
+    assert code == 130
+    assert json.loads(out) == {"ok": False, "error": "Interrupted (Ctrl-C).", "problems": []}
