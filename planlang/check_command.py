@@ -49,7 +49,8 @@ def _plan_files(paths: Iterable[str], stdin_filename: str | None) -> Iterable[Pl
             continue
         folder = Path(path)
         if folder.is_dir():
-            found = sorted(p for p in folder.rglob("*.py") if not _hidden(p.relative_to(folder)))
+            found = sorted(p for p in folder.rglob("*.py")  # a folder named x.py: not a plan
+                           if not _hidden(p.relative_to(folder)) and not p.is_dir())  # fmt: skip
             if not found:
                 yield f"{path}: no *.py file in this folder"
             for file in found:

@@ -94,9 +94,18 @@ def submit_command(path: str, as_json: bool, config: str | None) -> None:
         commands.submit_command(path, as_json, config)
 
 
+def _someone(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--by``: who decided, kept with the decision and said back ("by ." said nothing)."""
+    if not value.strip():
+        raise click.BadParameter("names who decides, and cannot be blank")
+    return value
+
+
 @cli.command("approve")
 @click.argument("plan_id", type=int)
-@click.option("--by", default="a person", help="Who approves (kept with the approval).")
+@click.option(
+    "--by", default="a person", callback=_someone, help="Who approves (kept with the approval)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
 def approve_command(plan_id: int, by: str, as_json: bool, config: str | None) -> None:
@@ -109,7 +118,9 @@ def approve_command(plan_id: int, by: str, as_json: bool, config: str | None) ->
 
 @cli.command("reject")
 @click.argument("plan_id", type=int)
-@click.option("--by", default="a person", help="Who rejects (kept with the decision).")
+@click.option(
+    "--by", default="a person", callback=_someone, help="Who rejects (kept with the decision)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (shapes: docs/CLI.md).")
 @config_option
 def reject_command(plan_id: int, by: str, as_json: bool, config: str | None) -> None:
@@ -290,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             error.show()
         return error.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # Ctrl-C outside a run (a run records its own): said as JSON too
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            click.echo(json_error_text("Interrupted (Ctrl-C)."))
         click.echo("Aborted.", err=True)
         return 130
     except SystemExit as done:

@@ -37,8 +37,9 @@ def write_page(html: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(html)
         return
-    try:
-        Path(output).write_text(html, encoding="utf-8", errors="backslashreplace")
+    try:  # open(), not Path(): Path drops the slash of `-o out/`, and wrote a file `out`
+        with open(output, "w", encoding="utf-8", errors="backslashreplace") as page:
+            page.write(html)
     except OSError as error:
         raise PlanFileError(f"{output}: cannot write: {error.strerror or error}") from None
     size = len(html.encode("utf-8", errors="backslashreplace"))

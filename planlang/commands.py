@@ -107,8 +107,10 @@ def _price(path: str, seeds: int, latency: float, as_json: bool, config: str | N
         _refused(error, as_json)
     except ProjectError as error:
         raise PlanFileError(str(error)) from None
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    if as_json:  # with what the text's "a call takes 2 s, 8 at a time" says
+        wall_basis = {"latency": latency, "concurrency": project.settings.concurrency}
+        click.echo(json.dumps({**report.to_dict(), "wall_basis": wall_basis}, indent=2,
+                              default=str))  # fmt: skip
     elif as_html:
         price_html(report, output, concurrency=project.settings.concurrency, latency=latency)
     else:
@@ -203,6 +205,8 @@ def reject_command(plan_id: int, by: str, config: str | None, as_json: bool = Fa
         summary = gate.reject(plan_id, by=by)
     except KeyError as error:
         raise PlanFileError(str(error.args[0])) from None
+    except PlanRefused as error:  # a row whose seal does not verify, as approve says it
+        _decision_refused(str(error.__cause__ or error), as_json)
     except ValueError as error:
         _decision_refused(str(error), as_json)
     if as_json:
@@ -264,6 +268,8 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
                     f"Approve it with: planlang approve {decision.id}",
                     err=True,
                 )
+                for problem in gate.summary(decision.id)["problems"]:  # what --json names too
+                    click.echo(f"  problem: {problem}", err=True)
                 sys.exit(EXIT_REFUSED)
             approved = decision.plan
     except PlanRefused as error:
@@ -277,10 +283,15 @@ def _run(path: str, replay: bool, budget: float | None, config: str | None,
         except ValueError as error:
             raise PlanFileError(str(error)) from None
     runs_dir = project.state_dir / "runs"
-    resample = retry_failed_workers(runs_dir, approved.sha256) if retry_failed else None
-    if resample is not None:
-        click.echo(f"Retrying {resample.retried} failed worker(s) under a fresh sample index.",
-                   err=True)  # fmt: skip
+    try:
+        resample = retry_failed_workers(runs_dir, approved.sha256) if retry_failed else None
+    except ValueError as error:  # the last run's workers cannot be read
+        raise PlanFileError(str(error)) from None
+    if resample is not None and resample.since is None:
+        click.echo("No earlier run of this plan: no failed worker to retry.", err=True)
+    elif resample is not None:
+        click.echo(f"Retrying {resample.retried} failed worker(s) of run {resample.since} under "
+                   "a fresh sample index.", err=True)  # fmt: skip
     folder = new_run_folder(runs_dir, approved.sha256)
     ledger = open_ledger(project.ledger)
     llm = front_door(settings, ledger, client=client, replay=replay, budget=budget)

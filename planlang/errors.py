@@ -97,12 +97,12 @@ class PlanRefused(PlanError):
 class TamperedPlan(PlanRefused):
     """An approved plan whose source, code, policy or seal no longer match."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
+    def __init__(self, reason: str, *, headline: str = "The approved plan was tampered with"):
+        self.reason, self.headline = reason, headline
         super().__init__(())
 
     def _summary(self) -> str:
-        return f"The approved plan was tampered with: {self.reason}."
+        return f"{self.headline}: {self.reason}."
 
 
 class OtherTerms(PlanRefused):

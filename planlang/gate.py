@@ -427,13 +427,19 @@ class Gate:
         row = self.store.row(plan_id)
         if row is None:
             raise KeyError(f"There is no plan {plan_id} at this gate.")
+        # a row of any status (a held plan too): not "the approved plan"
         if not seal_holds(self._decision_key, row):
             raise TamperedPlan(f"the stored decision on plan {plan_id} does not match its seal "
-                               "(edited in the store, or sealed with another key)")  # fmt: skip
+                               "(tampered with in the store, or sealed with another key)",
+                               headline=_STORE_HEADLINE)  # fmt: skip
         if _price_sha_of_json(row["price_json"]) != row["price_sha256"]:
             raise TamperedPlan(f"the stored price of plan {plan_id} is not the price it was "
-                               "decided at")  # fmt: skip
+                               "decided at (tampered with in the store)",
+                               headline=_STORE_HEADLINE)  # fmt: skip
         return row
+
+
+_STORE_HEADLINE = "A decision in the gate's store does not verify"
 
 
 def _problem_line(problem: Mapping[str, Any], filename: str) -> str:

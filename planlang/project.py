@@ -278,3 +278,13 @@ def _inputs(value: Any, root: Path, file: Path) -> Any:
         raise ProjectError(f"{file}: the inputs file {value!r} does not exist") from None
     except json.JSONDecodeError as error:
         raise ProjectError(f"{file}: the inputs file {value!r} is not JSON: {error}") from None
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start]
+        raise ProjectError(f"{file}: the inputs file {value!r} is not UTF-8 text (byte "
+                           f"{error.start} is {byte:#04x})") from None  # fmt: skip
+    except RecursionError:
+        raise ProjectError(f"{file}: the inputs file {value!r} is not JSON planlang can read: "
+                           "nested too deeply") from None  # fmt: skip
+    except OSError as error:  # a folder, say, or not readable
+        raise ProjectError(f"{file}: the inputs file {value!r} cannot be read: "
+                           f"{error.strerror or error}") from None  # fmt: skip

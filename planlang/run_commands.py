@@ -76,8 +76,19 @@ def show_command(run_id: str, config: str | None, as_json: bool = False, as_html
     print_run(meta, threads, Console())
     result_path = folder / "result.json"
     if result_path.exists():
+        text = _result_text(result_path, run_id)
         click.echo(f"Result (planlang result {run_id}):")
-        click.echo(result_path.read_text(encoding="utf-8"))
+        click.echo(text)
+
+
+def _result_text(path: Path, run_id: str) -> str:
+    """The text of a run's ``result.json``, as written, once it is known to be JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:  # a folder, say, or not UTF-8
+        raise PlanFileError(f"run {run_id!r}: result.json is unreadable: {error}") from None
+    _record(path, run_id, None)  # not JSON (a truncated or edited file): one line, exit 2
+    return text
 
 
 def _unended(meta: dict[str, Any]) -> bool:
@@ -114,11 +125,7 @@ def result_command(run_id: str, config: str | None, as_json: bool = False) -> No
             json_error(message, EXIT_REFUSED)
         click.echo(message, err=True)
         sys.exit(EXIT_REFUSED)
-    try:
-        text = result_path.read_text(encoding="utf-8")
-    except (OSError, ValueError) as error:  # a folder, say, or not UTF-8
-        raise PlanFileError(f"run {run_id!r}: result.json is unreadable: {error}") from None
-    click.echo(text)
+    click.echo(_result_text(result_path, run_id))
 
 
 def _live_folder(config: str | None, run_id: str) -> Path:

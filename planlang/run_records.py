@@ -107,9 +107,47 @@ def read_meta(folder: Path) -> dict[str, Any] | None:
         return None
     if _not_a_record(meta) is not None:
         return None
-    if meta.get("status") == "running" and not _alive(meta.get("pid")):
-        meta["status"] = "interrupted"  # no end record, and its process is gone
+    if meta.get("status") == "running":
+        if not _alive(meta.get("pid")):
+            meta["status"] = "interrupted"  # no end record, and its process is gone
+        # no end record yet (live, or killed): what it spent is in its events, as they happen
+        meta["accounting"] = accounting_so_far(folder / "events.jsonl")
     return meta
+
+
+def accounting_so_far(events_path: Path) -> dict[str, Any]:
+    """The calls and credits of a run without an end record, from its ``events.jsonl``
+    (``call`` and ``tool_call`` events), shaped as the end record's ``accounting``; a line a
+    killed process left half-written is left out."""
+    fields = ("calls", "sent", "cached", "standin", "credits", "would_credits")
+    total: dict[str, Any] = dict.fromkeys(fields, 0)
+    phases: dict[str, dict[str, Any]] = {}
+    try:
+        with events_path.open(encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict) or event.get("kind") not in ("call", "tool_call"):
+                    continue
+                phase = phases.setdefault(str(event.get("phase")), dict.fromkeys(fields, 0))
+                for tally in (total, phase):
+                    tally["calls"] += 1
+                    if event.get("cached"):
+                        tally["cached"] += 1
+                    elif event.get("standin"):
+                        tally["standin"] += 1
+                        tally["would_credits"] += float(event.get("would_credits") or 0.0)
+                    else:
+                        tally["sent"] += 1
+                        tally["credits"] += float(event.get("credits") or 0.0)
+    except OSError:
+        pass
+    for tally in (total, *phases.values()):  # sums of 0.01s, as the budget's nano-credits
+        tally["credits"] = round(tally["credits"], 9)
+        tally["would_credits"] = round(tally["would_credits"], 9)
+    return {"total": total, "phases": phases}
 
 
 def meta_problem(folder: Path) -> str | None:
@@ -186,9 +224,10 @@ def _alive(pid: Any) -> bool:
 class FreshSamples:
     """A ``Run.resample``: the questions to ask again, each with the index to ask under."""
 
-    def __init__(self, fresh: dict[tuple[Any, ...], int]) -> None:
+    def __init__(self, fresh: dict[tuple[Any, ...], int], since: str | None = None) -> None:
         self.fresh = fresh
         self.retried = len(fresh)
+        self.since = since  # the run whose failed workers these are; None: no run before
 
     def __call__(self, label: str | None, prompt: str, role: str | None, sample: int) -> int:
         return self.fresh.get((label, prompt, role, sample), sample)
@@ -204,13 +243,19 @@ def retry_failed(runs_dir: Path, sha256: str) -> FreshSamples:
     last = [m for m in list_runs(runs_dir) if m.get("sha256") == sha256
             and (runs_dir / m["id"] / "threads.json").exists()]  # fmt: skip
     fresh: dict[tuple[Any, ...], int] = {}
-    if last:
-        threads = json.loads((runs_dir / last[-1]["id"] / "threads.json").read_text())
+    if not last:
+        return FreshSamples(fresh)
+    since = last[-1]["id"]
+    try:
+        threads = json.loads((runs_dir / since / "threads.json").read_text(encoding="utf-8"))
         for t in threads:
             if t["status"] == "failed":
                 key = (t["label"], t["prompt"], t["role"], t.get("asked_sample", 0))
                 fresh[key] = t.get("sample", 0) + 1
-    return FreshSamples(fresh)
+    except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"run {since!r}: threads.json is unreadable, so its failed workers are "
+                         f"not known: {type(error).__name__}: {error}") from None  # fmt: skip
+    return FreshSamples(fresh, since)
 
 
 def failure_groups(threads: list[dict[str, Any]]) -> list[tuple[str, int, list[int]]]:

@@ -58,6 +58,7 @@ class WatchOptions:
 class _Ending:
     status: str | None = None  # set when the watcher ended the run itself
     code: int | None = None
+    waiting: tuple[float, float | None] | None = None  # (spent, cap) of the wait said last
 
 
 def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
@@ -79,7 +80,8 @@ def watch(run: Run, folder: Path, *, options: WatchOptions) -> int:
                 click.echo(line, err=True)
             if stuck_at_budget(run):
                 display.pause()
-                if not _budget_decision(run, folder, interactive, options.wait_at_budget):
+                if not _budget_decision(run, folder, interactive, options.wait_at_budget,
+                                        ending):  # fmt: skip
                     ending.status = "stopped-at-budget"
                     run.cancel("stopped at the budget")
     except (KeyboardInterrupt, Terminated) as why:
@@ -137,13 +139,18 @@ def stuck_at_budget(run: Run) -> bool:
     return run.paused and reserved == 0 and cap is not None
 
 
-def _budget_decision(run: Run, folder: Path, interactive: bool, wait: bool) -> bool:
+def _budget_decision(run: Run, folder: Path, interactive: bool, wait: bool,
+                     ending: _Ending) -> bool:  # fmt: skip
     """True: go on (a new cap, or wait for one); False: stop at the budget."""
     spent, _, cap = run.llm.budget.snapshot()
     said = f"Paused at the budget: spent {spent:.4g} of the cap {cap:.4g}."
     if not interactive:
-        if wait:
-            return True  # `planlang raise` from another shell, or `planlang cancel`
+        if wait:  # `planlang raise` from another shell, or `planlang cancel`: said once a wait
+            if ending.waiting != (spent, cap):
+                ending.waiting = (spent, cap)
+                click.echo(f"{said} Waiting (--wait-at-budget) for planlang raise {folder.name} "
+                           f"CAP, or planlang cancel {folder.name}.", err=True)  # fmt: skip
+            return True
         click.echo(f"{said} Stopping here (not on a terminal; --wait-at-budget waits instead).",
                    err=True)  # fmt: skip
         return False
@@ -353,6 +360,8 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
         click.echo(f"{count} fanned-out function(s) failed{where}: {reason}", err=True)
     if run.error is not None and ending.status is None and status == "failed":
         click.echo(f"The run failed: {type(run.error).__name__}: {run.error}", err=True)
+    if run.error is not None and ending.status is None and status == "cancelled":
+        click.echo(str(run.error), err=True)  # why: the runaway backstop, say, or a cancel
     spent, _, now_cap = run.llm.budget.snapshot()
     if status == "stopped-at-budget":
         left = sum(1 for t in threads if t["status"] == "cancelled")

@@ -91,6 +91,8 @@ class FanOut:
         except RunError:
             raise
         except Exception as exc:
+            if self._closed():  # the run's end cut it off (an ended plan's callback): cancelled
+                raise self._cancelled() from None
             self._failed(index, exc)
             return None
         finally:

@@ -361,7 +361,7 @@ class Run(RunView):
             self.log_events.emit("worker_started", worker=asked, label=label, role=role,
                                  phase=record.phase)  # fmt: skip
             return record
-        reason = f"past max_agents={self.max_agents} (worker {asked} asked to start)"
+        reason = f"past max_agents={self.max_agents}: refused before any call"  # one reason for all
         record.finish("refused", error=reason)
         self.log_events.emit("worker_refused", worker=asked, label=label, reason=reason)
         if asked >= 2 * self.max_agents:

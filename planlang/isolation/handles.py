@@ -108,7 +108,9 @@ class Handles:
             if isinstance(value, HostProxy):
                 return self._object(value)
             raise CodecError(
-                f"{where} gave {a_kind(type(value).__name__)}, which is not plain data."
+                f"{where} gave "
+                f"{a_kind(getattr(type(value), 'plan_kind', type(value).__name__))}, "
+                "which is not plain data."
             )
 
         return handle

@@ -14,6 +14,7 @@ CLI does: the same gate store, ledger and runs folder, so ``planlang held``, ``a
 from __future__ import annotations
 
 import json
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from planlang.run_records import (
 )
 from planlang.run_watch import apply_requests, ended, stuck_at_budget, thunk_failures
 from runtime import Run
+from runtime.run_view import statusline
 
 __all__ = ["PlanService", "build_server"]
 
@@ -86,7 +88,8 @@ class PlanService:
                            filename=filename)  # fmt: skip
         except PlanRefused as refused:
             return {"ok": False, "problems": [p.as_dict() for p in refused.problems]}
-        return _plain(report.to_dict())
+        wall_basis = {"latency": 2.0, "concurrency": self.project.settings.concurrency}
+        return _plain({**report.to_dict(), "wall_basis": wall_basis})  # as price --json
 
     def submit_plan(self, source: str, filename: str = "plan.py") -> dict[str, Any]:
         source = source.removeprefix("\ufeff")  # as the CLI reads a file
@@ -104,6 +107,8 @@ class PlanService:
     # -- runs ----------------------------------------------------------------------------------
 
     def run_plan(self, plan_id: int, budget: float | None = None) -> dict[str, Any]:
+        if budget is not None and not (math.isfinite(budget) and budget >= 0):  # as run --budget
+            raise ServiceError(f"budget={budget} must be a finite number of credits, 0 or more.")
         try:
             approved = self.gate.approved(plan_id)
         except KeyError:
@@ -191,8 +196,11 @@ class PlanService:
         # at its cap (run.status then reads "cancelled") or find a failed worker ("completed")
         status = served.status if served.saved.is_set() else "created" if run.status == \
             "created" else "running"  # fmt: skip
-        return {"run_id": run_id, "status": status or run.status,
-                "statusline": run.statusline(), "accounting": run.accounting.to_dict()}  # fmt: skip
+        status = status or run.status
+        # the line says the status this answer says (a run whose workers failed: failed)
+        line = statusline(run.title, status, run.phase_name, run.counts(), run.llm.budget)
+        return {"run_id": run_id, "status": status, "statusline": line,
+                "accounting": run.accounting.to_dict()}  # fmt: skip
 
     def run_result(self, run_id: str) -> dict[str, Any]:
         served = self._run(run_id)
@@ -204,8 +212,13 @@ class PlanService:
         path = served.folder / "result.json"
         result = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         error = None if run.error is None else f"{type(run.error).__name__}: {run.error}"
+        # a run that failed only in its workers has no error: why is in these, as `run --json`
+        groups = failure_groups(run.threads_json())
         return {"run_id": run_id, "status": served.status or run.status, "result": result,
-                "error": error}  # fmt: skip
+                "error": error,
+                "failures": [{"reason": r, "count": n, "workers": ids} for r, n, ids in groups],
+                "thunk_failures": [{"reason": r, "count": n, "line": line}
+                                   for r, n, line in thunk_failures(run)]}  # fmt: skip
 
     # -- the contract --------------------------------------------------------------------------
 

@@ -171,6 +171,7 @@ class _ThawedItems:
     from by several plan threads at once, and the host says when that is a mistake."""
 
     __slots__ = ("_items", "_namespace", "_where")
+    plan_kind = "iterator"  # what a message calls it: the plan holds an iterator, not this class
 
     def __init__(self, items: Iterator[Any], namespace: dict[str, Any], where: str) -> None:
         self._items, self._namespace, self._where = items, namespace, where

@@ -251,4 +251,5 @@ class _Thaw:
             return copy(dataclasses.asdict(value))
         if isinstance(value, list | tuple):  # subclasses such as named tuples
             return list(map(copy, value))
-        raise TypeError(f"{self.where} gave {a_kind(kind.__name__)}, which is not plain data.")
+        name = getattr(kind, "plan_kind", kind.__name__)  # a host iterator: "an iterator"
+        raise TypeError(f"{self.where} gave {a_kind(name)}, which is not plain data.")

@@ -81,7 +81,8 @@ def test_every_tool_answers_and_run_plan_refuses_a_held_plan(tmp_path: Path) -> 
     error, status = seen["status"]
     assert not error and status["status"] == "completed"
     assert seen["result"] == (False, {"run_id": seen["run"][1]["run_id"], "status": "completed",
-                                      "result": "done: a word", "error": None})  # fmt: skip
+                                      "result": "done: a word", "error": None,
+                                      "failures": [], "thunk_failures": []})  # fmt: skip
     assert seen["no_run"][0] and "no run 'nope'" in seen["no_run"][1]
     assert seen["lines_before_approval"] == []  # the held plan touched nothing
     assert lines(out) == ["one", "two"]
