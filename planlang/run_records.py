@@ -107,47 +107,9 @@ def read_meta(folder: Path) -> dict[str, Any] | None:
         return None
     if _not_a_record(meta) is not None:
         return None
-    if meta.get("status") == "running":
-        if not _alive(meta.get("pid")):
-            meta["status"] = "interrupted"  # no end record, and its process is gone
-        # no end record yet (live, or killed): what it spent is in its events, as they happen
-        meta["accounting"] = accounting_so_far(folder / "events.jsonl")
-    return meta
-
-
-def accounting_so_far(events_path: Path) -> dict[str, Any]:
-    """The calls and credits of a run without an end record, from its ``events.jsonl``
-    (``call`` and ``tool_call`` events), shaped as the end record's ``accounting``; a line a
-    killed process left half-written is left out."""
-    fields = ("calls", "sent", "cached", "standin", "credits", "would_credits")
-    total: dict[str, Any] = dict.fromkeys(fields, 0)
-    phases: dict[str, dict[str, Any]] = {}
-    try:
-        with events_path.open(encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(event, dict) or event.get("kind") not in ("call", "tool_call"):
-                    continue
-                phase = phases.setdefault(str(event.get("phase")), dict.fromkeys(fields, 0))
-                for tally in (total, phase):
-                    tally["calls"] += 1
-                    if event.get("cached"):
-                        tally["cached"] += 1
-                    elif event.get("standin"):
-                        tally["standin"] += 1
-                        tally["would_credits"] += float(event.get("would_credits") or 0.0)
-                    else:
-                        tally["sent"] += 1
-                        tally["credits"] += float(event.get("credits") or 0.0)
-    except OSError:
-        pass
-    for tally in (total, *phases.values()):  # sums of 0.01s, as the budget's nano-credits
-        tally["credits"] = round(tally["credits"], 9)
-        tally["would_credits"] = round(tally["would_credits"], 9)
-    return {"total": total, "phases": phases}
+    if meta.get("status") == "running" and not _alive(meta.get("pid")):
+        meta["status"] = "interrupted"  # no end record, and its process is gone
+    return meta  # as written: what a run without its end did so far is ``run_so_far``'s
 
 
 def meta_problem(folder: Path) -> str | None:
