@@ -22,7 +22,7 @@ from planlang.sandbox.inprocess import Sandbox, current_meter, set_current_meter
 from planlang.sandbox.limits import Limits
 from planlang.sandbox.walks import text_size
 from planlang.sandbox.wall import HostWord
-from runtime import FanOutDeadlock, Run, RunCancelled, RunError
+from runtime import CacheMiss, FanOutDeadlock, Run, RunCancelled, RunError
 from runtime.json_schema import on_steps
 
 __all__ = ["HostProvider", "WorkerOrigins", "plan_sandbox", "run_host_words", "run_plan"]
@@ -80,16 +80,21 @@ def run_host_words(run: Run, filename: str = "plan.py") -> tuple[dict[str, Any],
         check: Callable[[Any], Any] | None = None,
     ) -> Any:
         kept.add(prompt, schema, model, label, system, data)  # every text a worker keeps
-        return run.agent(
-            prompt,
-            schema=schema,
-            model=model,
-            label=origins.label_for(label),
-            system=system,
-            data=data,
-            sample=sample,
-            check=check,
-        )
+        try:
+            return run.agent(
+                prompt,
+                schema=schema,
+                model=model,
+                label=origins.label_for(label),
+                system=system,
+                data=data,
+                sample=sample,
+                check=check,
+            )
+        except CacheMiss as miss:  # it ends the run: say which plan line asked (newuser24)
+            if getattr(miss, "plan_line", None) is None:
+                miss.plan_line = (origins.filename, origins.caller_line())  # type: ignore[attr-defined]
+            raise
 
     def parallel(thunks: Iterable[Callable[[], Any]]) -> list[Any]:
         try:

@@ -359,7 +359,9 @@ def _finish(run: Run, folder: Path, display: _Display, ending: _Ending,
         where = f" (line {line})" if line is not None else ""
         click.echo(f"{count} fanned-out function(s) failed{where}: {reason}", err=True)
     if run.error is not None and ending.status is None and status == "failed":
-        click.echo(f"The run failed: {type(run.error).__name__}: {run.error}", err=True)
+        filename, line = getattr(run.error, "plan_line", None) or (None, None)
+        where = f" ({filename}:{line})" if line is not None else ""
+        click.echo(f"The run failed{where}: {type(run.error).__name__}: {run.error}", err=True)
     if run.error is not None and ending.status is None and status == "cancelled":
         click.echo(str(run.error), err=True)  # why: the runaway backstop, say, or a cancel
     spent, _, now_cap = run.llm.budget.snapshot()

@@ -44,6 +44,7 @@ from planlang.sandbox import inprocess as sandbox_module
 from planlang.sandbox.deep_stack import MAX_STACK, STACK_MARGIN, stack_for
 from planlang.sandbox.inprocess import Sandbox
 from planlang.sandbox.limits import Limits, Meter
+from planlang.sandbox.result_line import result_line
 
 __all__ = ["CALLBACK_STACK", "config_without", "serve_one"]
 
@@ -154,8 +155,9 @@ def _run(
         return True, [peer.encode(result), meter.steps if meter is not None else 0]
     except RecursionError:
         return False, plan_error(PlanLimitError("depth", "The plan's result nests too deeply."))
-    except TypeError as error:  # CodecError too
-        return False, ["runtime", "TypeError", str(error), None, None]
+    except TypeError as error:  # CodecError too; past the plan's lines: what wrote the result
+        line = result_line(checked.code)
+        return False, ["runtime", "TypeError", str(error), line, checked.filename]
 
 
 def _ended(peer: Peer) -> None:

@@ -31,6 +31,7 @@ from planlang.sandbox.host_words import wrap_host_word
 from planlang.sandbox.limits import Limits, Meter
 from planlang.sandbox.literals import check_literals
 from planlang.sandbox.plan_builtins import PLAN_TYPES, PlanStr
+from planlang.sandbox.result_line import result_line
 from planlang.sandbox.walks import TEXT_SCALARS
 from planlang.sandbox.wall import SCALARS, freeze, thaw
 
@@ -297,7 +298,11 @@ def _execute(code: types.CodeType, meter: Meter, namespace: dict[str, Any]) -> A
             meter.trip("seconds", f"The plan passed its time limit of {meter.limits.seconds:g} s.")
         if meter.tripped is not None:
             raise meter.tripped
-        return thaw(namespace.get("result"), namespace, "The plan's result")
+        try:
+            return thaw(namespace.get("result"), namespace, "The plan's result")
+        except TypeError as error:  # past the plan's lines: it points at what wrote the result
+            error.plan_line = result_line(code)  # type: ignore[attr-defined]
+            raise
     finally:
         _running.meter = previous
 

@@ -256,10 +256,6 @@ def test_a_held_plan_whose_seal_fails_is_not_called_the_approved_plan(
 # -- planlang run --replay of a question never asked -----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known, unfixed: a CacheMiss names the model and a fingerprint, not the plan's line",
-)
 def test_replay_that_misses_names_the_plan_line_that_asked(tmp_path, monkeypatch, capsys):
     """`planlang run plan.py --replay` of a plan whose line 2 asks a question the ledger lacks
     says "The run failed: CacheMiss: Replay mode has no stored answer for a call to model
@@ -271,13 +267,19 @@ def test_replay_that_misses_names_the_plan_line_that_asked(tmp_path, monkeypatch
     assert "plan.py:2" in err or "line 2" in err, err
 
 
+def test_replay_that_misses_in_a_fanned_out_function_names_its_line(tmp_path, monkeypatch,
+                                                                    capsys):  # fmt: skip
+    """The same miss asked by a thunk that ``parallel`` runs: the thunk's own line (3)."""
+    plan = 'x = 1\nresult = parallel([\n    lambda: agent("never asked"),\n])\n'
+    _project(tmp_path, monkeypatch, plan, "[gate]\nmax_median = 5\n")
+    code, _, err = run(["run", "plan.py", "--replay"], capsys)
+    assert code == 1 and "CacheMiss" in err, err
+    assert "plan.py:3" in err, err
+
+
 # -- planlang price of a plan whose result is not plain data ---------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known, unfixed: the result's conversion to plain data happens past the plan's lines",
-)
 def test_price_of_a_result_that_is_not_plain_data_names_its_line(tmp_path, monkeypatch, capsys):
     """`result = {"c": 1j}` (line 2) is priced "plan.py: crash: TypeError: The plan's result
     gave a complex, which is not plain data." with "line": null, where every other crash
@@ -287,6 +289,17 @@ def test_price_of_a_result_that_is_not_plain_data_names_its_line(tmp_path, monke
     (problem,) = json.loads(out)["problems"]
     assert code == 1 and problem["kind"] == "crash", problem
     assert problem["line"] == 2, problem
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "process"])
+def test_a_result_that_is_not_plain_data_names_the_line_that_wrote_it(mode):
+    """Both modes, through the embedding API: the last line that stores ``result``."""
+    from planlang import PlanRuntimeError, Sandbox
+
+    src = 'result = 1\nif result:\n    result = {"c": 1j}\nx = 2\n'
+    with pytest.raises(PlanRuntimeError) as caught:
+        Sandbox(isolation=mode).run(src)
+    assert caught.value.line == 3 and "complex" in caught.value.message, caught.value
 
 
 def test_mcp_run_result_of_a_run_whose_workers_failed_says_why(tmp_path, monkeypatch, endpoint):
