@@ -13,6 +13,7 @@ CLI does: the same gate store, ledger and runs folder, so ``planlang held``, ``a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from planlang.check import check
+from planlang.check_command import RUN_WORDS, undefined_names
 from planlang.cli_ledger import open_shared_budget
 from planlang.cli_support import PlanFileError
 from planlang.errors import PlanRefused
@@ -35,7 +37,7 @@ from planlang.run_records import (
     write_unstarted,
 )
 from planlang.run_watch import apply_requests, ended, stuck_at_budget, thunk_failures
-from runtime import Run
+from runtime import LLM, Run
 from runtime.run_view import statusline
 
 __all__ = ["PlanService", "build_server"]
@@ -70,13 +72,31 @@ class PlanService:
                          inputs=project.inputs)  # fmt: skip
         self._runs: dict[str, _Served] = {}
         self._lock = threading.Lock()
+        self._known: frozenset[str] | None = None  # ``_words``
 
     # -- before a run ------------------------------------------------------------------------
 
     def check_plan(self, source: str, filename: str = "plan.py") -> dict[str, Any]:
+        """As ``planlang check``: the checker's problems, and a name nothing defines (PL301),
+        so a client's model hears of a misspelled host word before it prices the plan."""
         source = source.removeprefix("\ufeff")  # as the CLI reads a file
-        result = check(source, filename)
-        return {"ok": result.ok, "problems": [p.as_dict() for p in result.problems]}
+        problems = list(check(source, filename).problems)
+        if not any(p.code == "PL001" for p in problems):
+            problems = sorted({*problems, *undefined_names(source, filename, self._words())},
+                              key=lambda p: (p.line, p.col, p.code))  # fmt: skip
+        return {"ok": not problems, "problems": [p.as_dict() for p in problems]}
+
+    def _words(self) -> frozenset[str]:
+        """The names a plan of this project may read besides its own: the run's words, the
+        project's host words and its MCP servers (once, on first use)."""
+        if self._known is None:
+            names = set(RUN_WORDS) | {server.name for server in self.project.mcp_servers}
+            with contextlib.suppress(Exception):  # a provider that fails: price says why
+                provide = self.project.host_provider()
+                if provide is not None:
+                    names |= set(provide(Run("check", llm=LLM(settings=self.project.settings))))
+            self._known = frozenset(names)
+        return self._known
 
     def price_plan(self, source: str, filename: str = "plan.py", seeds: int = 5) -> dict[str, Any]:
         source = source.removeprefix("\ufeff")  # as the CLI reads a file

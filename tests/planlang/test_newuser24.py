@@ -471,3 +471,20 @@ def test_ctrl_c_before_a_run_starts_is_json_with_json(tmp_path, monkeypatch, cap
     code, out, _ = run(["run", "plan.py", "--json"], capsys)
     assert code == 130
     assert json.loads(out) == {"ok": False, "error": "Interrupted (Ctrl-C).", "problems": []}
+
+
+def test_mcp_check_plan_names_a_misspelled_host_word(tmp_path, monkeypatch):
+    """`planlang check` reports `agnt` (PL301); MCP check_plan said ok, and the client's model
+    found out only from a rehearsal's NameError."""
+    pytest.importorskip("mcp")
+    from planlang.mcp.server import PlanService
+    from planlang.project import load_project
+
+    (tmp_path / "planlang.toml").write_text("[gate]\nmax_median = 5\n")
+    monkeypatch.chdir(tmp_path)
+    service = PlanService(load_project(tmp_path / "planlang.toml"))
+    checked = service.check_plan('x = 1\nresult = agnt("q")\n')
+    assert checked["ok"] is False, checked
+    assert [(p["code"], p["line"]) for p in checked["problems"]] == [("PL301", 2)], checked
+    ok = 'phase("a")\nlog("b")\nresult = [agent("q"), inputs, parallel([]), list(stream([]))]\n'
+    assert service.check_plan(ok) == {"ok": True, "problems": []}
