@@ -108,16 +108,16 @@ class Encoder:
     (returns a tagged dict or raises ``CodecError``); ``adapt(obj)`` may first turn an object
     into plain data (a pydantic model into its dump), returning it or None."""
 
-    __slots__ = ("handle", "adapt", "memo", "count", "depth")
+    __slots__ = ("handle", "adapt", "memo", "count")
 
     def __init__(self, handle: Handle, adapt: Callable[[Any], Any] | None = None):
         self.handle = handle
         self.adapt = adapt
         self.memo: dict[int, tuple[Any, int]] = {}
         self.count = 0
-        self.depth = 0  # containers open above the one being encoded (an encoder is used once)
 
-    def encode(self, value: Any) -> Any:
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        """``value`` encoded; ``depth``: the containers around it (the tree's recursion)."""
         kind = type(value)
         if kind is str or kind is bool or value is None:
             return value
@@ -131,37 +131,31 @@ class Encoder:
         if seen is not None:
             return {"r": seen[1]}
         if kind is list or kind is dict or kind is tuple or kind is set or kind is frozenset:
-            if self.depth >= TABLE_DEPTH:
+            if depth >= TABLE_DEPTH:
                 return self._table(value)
             index = self.count
             self.count += 1
             self.memo[id(value)] = (value, index)
             encode = self.encode
+            depth += 1
             if kind is list:
                 for v in value:
                     if not flat(v):
-                        self.depth += 1
-                        items = [encode(v) for v in value]
-                        self.depth -= 1
-                        return items
+                        return [encode(v, depth) for v in value]
                 return value  # a list of scalars is its own encoding (written out at once)
-            self.depth += 1
             if kind is dict:
                 pairs = []
                 for k, v in value.items():  # str keys and scalar values inline: the common case
-                    pairs.append(k if type(k) is str else encode(k))
-                    pairs.append(v if flat(v) else encode(v))
-                self.depth -= 1
+                    pairs.append(k if type(k) is str else encode(k, depth))
+                    pairs.append(v if flat(v) else encode(v, depth))
                 return {"d": pairs}
             tag = "t" if kind is tuple else "s" if kind is set else "f"
-            items = [encode(v) for v in value]
-            self.depth -= 1
-            return {tag: items}
+            return {tag: [encode(v, depth) for v in value]}
         if self.adapt is not None and kind is not _FUNCTION:  # a function is never data
             plain = self.adapt(value)
             if plain is not None:
                 index = self.count
-                encoded = self.encode(plain)
+                encoded = self.encode(plain, depth)
                 if type(plain) in _CONTAINERS:  # the original shares its copy's number
                     self.memo[id(value)] = (value, index)
                 return encoded
