@@ -18,6 +18,10 @@ Encoding of values (JSON on the wire)::
     dict                                 {"d": [k1, v1, k2, v2, ...]}
     tuple / set / frozenset              {"t": [...]} / {"s": [...]} / {"f": [...]}
     a container seen before              {"r": n}   (n-th container, in the order met)
+    a container past TABLE_DEPTH levels  {"g": [node, node, ...]}: it and all it holds, one
+                                         node a container (as above), each container in it
+                                         {"r": n}; node i is container first + i, where
+                                         first is the number the table's own container has
     handles                              {"w": id}, {"wt": id} (a word that takes text),
                                          {"o": [id, methods, attributes, label]},
                                          {"c": id}, {"n": id}
@@ -25,6 +29,7 @@ Encoding of values (JSON on the wire)::
 
 from __future__ import annotations
 
+import itertools
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -43,6 +48,19 @@ _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
 # An int's hash is not cached either and walks all its digits: a big one counts by its size.
 HASH_BUDGET = 1_000_000  # tuple nodes and int digits the host may walk hashing a frame's keys
 MAX_COLLISIONS = 32  # keys of one set or dict that may share a hash
+# Levels of tuples within tuples the host hashes, or hands host code (``walks.tuple_depth``):
+# CPython 3.11 hashes a tuple by recursing in C with no check, about 64 bytes a level, and the
+# host's threads have ordinary stacks (8 MiB; 640 KB for this). A plan's process hashes
+# deeper ones on a stack its steps need, as one process does.
+HASH_DEPTH = 10_000
+_TOO_DEEP_TO_HASH = (f"A tuple nested more than {HASH_DEPTH:,} levels within tuples cannot "
+                     "cross to the host.")  # fmt: skip
+# Levels of containers encoded as a tree; a container deeper (``x = [x]`` in a loop, 100,000
+# times) goes as a table, with all it holds (``{"g": ...}``): its JSON nests a few levels
+# whatever the value's depth, and each side reads it in a loop. The tree above stays within
+# what orjson writes and reads (255 levels: a dict is two, ``{"d": [``), and within Python's
+# recursion limit, which the tree's encoder and decoder recurse by (two frames a level).
+TABLE_DEPTH = 64
 
 
 EMPTY_KWARGS: dict[str, list[Any]] = {"d": []}
@@ -98,7 +116,8 @@ class Encoder:
         self.memo: dict[int, tuple[Any, int]] = {}
         self.count = 0
 
-    def encode(self, value: Any) -> Any:
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        """``value`` encoded; ``depth``: the containers around it (the tree's recursion)."""
         kind = type(value)
         if kind is str or kind is bool or value is None:
             return value
@@ -112,32 +131,91 @@ class Encoder:
         if seen is not None:
             return {"r": seen[1]}
         if kind is list or kind is dict or kind is tuple or kind is set or kind is frozenset:
+            if depth >= TABLE_DEPTH:
+                return self._table(value)
             index = self.count
             self.count += 1
             self.memo[id(value)] = (value, index)
             encode = self.encode
+            depth += 1
             if kind is list:
                 for v in value:
                     if not flat(v):
-                        return [encode(v) for v in value]
+                        return [encode(v, depth) for v in value]
                 return value  # a list of scalars is its own encoding (written out at once)
             if kind is dict:
                 pairs = []
                 for k, v in value.items():  # str keys and scalar values inline: the common case
-                    pairs.append(k if type(k) is str else encode(k))
-                    pairs.append(v if flat(v) else encode(v))
+                    pairs.append(k if type(k) is str else encode(k, depth))
+                    pairs.append(v if flat(v) else encode(v, depth))
                 return {"d": pairs}
             tag = "t" if kind is tuple else "s" if kind is set else "f"
-            return {tag: [encode(v) for v in value]}
+            return {tag: [encode(v, depth) for v in value]}
         if self.adapt is not None and kind is not _FUNCTION:  # a function is never data
             plain = self.adapt(value)
             if plain is not None:
                 index = self.count
-                encoded = self.encode(plain)
+                encoded = self.encode(plain, depth)
                 if type(plain) in _CONTAINERS:  # the original shares its copy's number
                     self.memo[id(value)] = (value, index)
                 return encoded
         return self.handle(value)
+
+    def _table(self, root: Any) -> Any:
+        """A container not met before, and all it holds, as ``{"g": nodes}`` (the module's
+        header): a walk in a loop, numbering containers in the order the tree's recursion
+        would (each met first is numbered, then walked, before the next item)."""
+        nodes: list[Any] = []
+        stack: list[tuple[list[Any], Any]] = []
+        self._open(root, type(root), nodes, stack)
+        memo, handle, adapt = self.memo, self.handle, self.adapt
+        while stack:
+            out, parts = stack[-1]
+            for part in parts:
+                kind = type(part)
+                if kind is str or kind is bool or part is None:
+                    out.append(part)
+                    continue
+                if kind is float or kind is int or kind is _FUNCTION:
+                    out.append(self.encode(part))  # a scalar, a tagged number, a handle
+                    continue
+                seen = memo.get(id(part))
+                if seen is not None:
+                    out.append({"r": seen[1]})
+                    continue
+                if kind in _CONTAINERS:
+                    out.append({"r": self.count})
+                    self._open(part, kind, nodes, stack)
+                    break
+                plain = adapt(part) if adapt is not None else None
+                if plain is None:
+                    out.append(handle(part))
+                    continue
+                if type(plain) in _CONTAINERS and id(plain) not in memo:
+                    out.append({"r": self.count})  # the original shares its copy's number
+                    memo[id(part)] = (part, self.count)
+                    self._open(plain, type(plain), nodes, stack)
+                    break
+                out.append(self.encode(plain))  # a scalar, a handle, or met before: shallow
+            else:
+                stack.pop()
+        return {"g": nodes}
+
+    def _open(self, container: Any, kind: type, nodes: list[Any],
+              stack: list[tuple[list[Any], Any]]) -> None:  # fmt: skip
+        """Number a container of a table, add its node, and walk it next."""
+        self.memo[id(container)] = (container, self.count)
+        self.count += 1
+        out: list[Any] = []
+        if kind is list:
+            nodes.append(out)
+            stack.append((out, iter(container)))
+        elif kind is dict:
+            nodes.append({"d": out})
+            stack.append((out, itertools.chain.from_iterable(container.items())))
+        else:
+            nodes.append({"t" if kind is tuple else "s" if kind is set else "f": out})
+            stack.append((out, iter(container)))
 
 
 def _plain_subclass(value: Any) -> Any:
@@ -161,7 +239,7 @@ class Decoder:
     squares in minutes with the interpreter's lock held (REDTEAM11)."""
 
     __slots__ = ("handles", "made", "guarded", "budget", "int_bits", "shared", "_costs",
-                 "_open", "_fills")  # fmt: skip
+                 "_open", "_fills", "tables")  # fmt: skip
 
     def __init__(self, handles: dict[str, Callable[[Any], Any]], *, guarded: bool,
                  int_bits: int | None = None):  # fmt: skip
@@ -171,7 +249,8 @@ class Decoder:
         self.budget = HASH_BUDGET
         self.int_bits = int_bits
         self.shared = False  # a container was referred to again: ``walk_size`` may pass its size
-        self._costs: dict[int, int] = {}
+        self._costs: dict[int, tuple[int, int]] = {}  # a tuple's id -> its cost, its height
+        self.tables = False  # a table was read: tuples may nest past what the tree allows
         # A tuple met again inside itself (``t = ([],); t[0].append(t)``, which a plan may
         # make): a ``_Later`` stands in its place, handed to the container decoding it
         # (``_open``, until that container is made), which notes where it went (``_fills``:
@@ -276,10 +355,133 @@ class Decoder:
                 for container, place in self._fills.pop(index, ()):
                     container[place] = value
             return value
+        if tag == "g":
+            return self._table(payload)
         handle = self.handles.get(tag)
         if handle is None:
             raise CodecError(f"A frame held a handle {tag!r} that this side does not take.")
         return handle(payload)
+
+    def _table(self, nodes: Any) -> Any:
+        """A table (``{"g": nodes}``, the module's header) into its containers, in loops: one
+        pass over its items, each a scalar, a leaf (a tagged number, a handle) or a reference;
+        then its tuples, sets and frozensets, each after those it holds (a walk of the
+        references between them, which must end: one that holds itself other than through a
+        list or dict is refused); then its lists and dicts, made empty at first, filled.
+        The work is linear in the table's items; its keys are checked as the tree's are."""
+        if type(nodes) is not list or not nodes:
+            raise CodecError(_BAD_TABLE)
+        self.tables = True
+        made = self.made
+        first = len(made)
+        end = first + len(nodes)
+        tags: list[str] = []
+        parts: list[list[Any]] = []  # each node's items, references as _Ref
+        for node in nodes:
+            if type(node) is list:
+                tag, items = "l", node
+            elif type(node) is dict and len(node) == 1:
+                ((tag, items),) = node.items()
+                if tag not in _NODE_TAGS or type(items) is not list or (
+                    tag == "d" and len(items) % 2
+                ):  # fmt: skip
+                    raise CodecError(_BAD_TABLE)
+            else:
+                raise CodecError(_BAD_TABLE)
+            tags.append(tag)
+            parts.append(items)
+            made.append([] if tag == "l" else {} if tag == "d" else _PENDING)
+        referred = [0] * len(nodes)
+        decode = self.decode
+        for n, items in enumerate(parts):
+            resolved: list[Any] = []
+            for item in items:
+                kind = type(item)
+                if kind is str or kind is int or kind is bool or item is None or kind is float:
+                    resolved.append(item)
+                    continue
+                if kind is not dict or len(item) != 1:
+                    raise CodecError(_BAD_TABLE)
+                ((tag, payload),) = item.items()
+                if tag == "r":
+                    if type(payload) is not int or not 0 <= payload < end:
+                        raise CodecError("A frame referred to a value it had not sent.")
+                    if payload >= first:
+                        referred[payload - first] += 1
+                    else:
+                        self.shared = True
+                    resolved.append(_Ref(payload))
+                elif tag in _NODE_TAGS or tag == "g":  # a container not as a reference
+                    raise CodecError(_BAD_TABLE)
+                else:
+                    resolved.append(decode(item))  # a tagged number or a handle: no nesting
+            parts[n] = resolved
+        if referred[0] or any(count != 1 for count in itertools.islice(referred, 1, None)):
+            if not all(referred[1:]):  # a node nothing refers to: never sent so
+                raise CodecError(_BAD_TABLE)
+            self.shared = True
+        # tuples, sets and frozensets, each once those it holds are made
+        state = bytearray(len(nodes))  # 0: not yet, 1: being made (on the walk), 2: made
+        for start, tag in enumerate(tags):
+            if tag == "l" or tag == "d" or state[start]:
+                continue
+            walk = [(start, iter(parts[start]))]
+            state[start] = 1
+            while walk:
+                n, rest = walk[-1]
+                for part in rest:
+                    if type(part) is not _Ref:
+                        continue
+                    at = part.index - first
+                    if at < 0:
+                        if made[part.index] is _PENDING:  # a tuple of the tree, around this
+                            raise CodecError(_HOLDS_ITSELF)
+                        continue
+                    if tags[at] == "l" or tags[at] == "d" or state[at] == 2:
+                        continue
+                    if state[at] == 1:
+                        raise CodecError(_HOLDS_ITSELF)
+                    state[at] = 1
+                    walk.append((at, iter(parts[at])))
+                    break
+                else:
+                    walk.pop()
+                    values = [made[p.index] if type(p) is _Ref else p for p in parts[n]]
+                    if tags[n] == "t":
+                        value: Any = tuple(values)
+                    else:
+                        if self.guarded:
+                            self._check_keys(values)
+                        value = set(values) if tags[n] == "s" else frozenset(values)
+                    made[first + n] = value
+                    state[n] = 2
+        # lists and dicts, filled
+        fills = self._fills
+        for n, tag in enumerate(tags):
+            if tag != "l" and tag != "d":
+                continue
+            container = made[first + n]
+            values = []
+            for place, p in enumerate(parts[n]):
+                if type(p) is not _Ref:
+                    values.append(p)
+                    continue
+                found = made[p.index]
+                if found is _PENDING:  # a tuple of the tree around this one: put in, once made
+                    if tag == "d" and not place % 2:
+                        raise CodecError(_HOLDS_ITSELF)
+                    fills.setdefault(p.index, []).append(
+                        (container, place if tag == "l" else values[place - 1])
+                    )
+                values.append(found)
+            if tag == "l":
+                container.extend(values)
+                continue
+            keys = values[0::2]
+            if self.guarded:
+                self._check_keys(keys)
+            container.update(zip(keys, values[1::2], strict=True))
+        return made[first]
 
     def _note(self, container: Any, places: Any) -> None:
         """Where the stand-ins handed to ``container`` went, to be filled in later. They are
@@ -311,19 +513,43 @@ class Decoder:
 
     def _cost(self, value: tuple[Any, ...]) -> int:
         """Nodes ``hash`` walks in a tuple (shared parts counted each time, from a memo), an
-        int counted by its digits."""
+        int counted by its digits; walked in a loop, and stopped past the budget (the caller
+        then refuses). A tuple of tuples nested past ``HASH_DEPTH`` is refused: CPython hashes
+        it by recursing in C, with no check, and the host's threads have ordinary stacks."""
         costs = self._costs
         known = costs.get(id(value))
         if known is not None:
-            return known
-        total = 1
-        for item in value:
-            kind = type(item)
-            total += self._cost(item) if kind is tuple else _digits(item) if kind is int else 1
-            if total > self.budget:
-                break
-        costs[id(value)] = total
-        return total
+            return known[0]
+        budget = self.budget
+        walk: list[list[Any]] = [[value, iter(value), 1, 1]]  # tuple, rest, cost, height
+        while True:
+            top = walk[-1]
+            for item in top[1]:
+                kind = type(item)
+                if kind is tuple:
+                    known = costs.get(id(item))
+                    if known is None:
+                        if len(walk) >= HASH_DEPTH:
+                            raise CodecError(_TOO_DEEP_TO_HASH)
+                        walk.append([item, iter(item), 1, 1])
+                        break
+                    top[2] += known[0]
+                    top[3] = max(top[3], known[1] + 1)
+                else:
+                    top[2] += _digits(item) if kind is int else 1
+                if top[2] > budget:
+                    return int(top[2])
+            else:
+                walk.pop()
+                if top[3] + len(walk) > HASH_DEPTH:
+                    raise CodecError(_TOO_DEEP_TO_HASH)
+                costs[id(top[0])] = (top[2], top[3])
+                if not walk:
+                    return int(top[2])
+                walk[-1][2] += top[2]
+                walk[-1][3] = max(walk[-1][3], top[3] + 1)
+                if walk[-1][2] > budget:
+                    return int(walk[-1][2])
 
 
 def _digits(value: int) -> int:
@@ -332,6 +558,17 @@ def _digits(value: int) -> int:
 
 
 _NOT_FINITE = frozenset({"nan", "inf", "-inf"})
+_NODE_TAGS = frozenset({"d", "t", "s", "f"})
+_BAD_TABLE = "A frame held a malformed table of containers."
+
+
+class _Ref:
+    """A table's reference to the container of that number, until the containers are made."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
 
 
 class _Pending:

@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from planlang.errors import a_kind
-from planlang.isolation.codec import CodecError, Decoder, Encoder, adapt_plain
+from planlang.isolation.codec import HASH_DEPTH, CodecError, Decoder, Encoder, adapt_plain
 from planlang.isolation.frames import BUDGET_FLOOR
 from planlang.isolation.known_values import KnownValues
 from planlang.isolation.lanes import Callback
-from planlang.isolation.walks import walk_size
+from planlang.isolation.walks import tuple_depth, walk_size
 from planlang.isolation.word_names import plain_signature
 from planlang.sandbox.wall import HostObject, HostProxy, HostWord
 
@@ -131,8 +131,9 @@ class Handles:
         call's keyword arguments, whose plain values sent before are parsed again, unwalked.
         ``handed``: for host code (a word's arguments, a callback's answer), so its walk is
         bounded too (``codec.walk_size``): no larger than that of the largest value a frame
-        could bring without sharing. The run's result is not: it is the plan's, as in one
-        process, shared parts shared."""
+        could bring without sharing, and its tuples nest no deeper than host code may hash
+        (``codec.HASH_DEPTH``). The run's result is not: it is the plan's, as in one process,
+        shared parts shared, as deep as the plan made it."""
         decoder = Decoder({"c": self._callback, "o": lambda p: self.objects[int(p)]},
                           guarded=True, int_bits=self._int_bits)  # fmt: skip
         try:
@@ -142,6 +143,13 @@ class Handles:
                 raise CodecError(
                     f"A value whose parts are shared so that a walk of it passes "
                     f"{self._walk_most:,} items cannot be handed to the host."
+                )
+            # a table (a value nested past the tree's depth) may hold tuples nested so deep
+            # that host code hashing one would overflow its thread's stack (codec.HASH_DEPTH)
+            if handed and decoder.tables and tuple_depth(value, HASH_DEPTH) > HASH_DEPTH:
+                raise CodecError(
+                    f"A tuple nested more than {HASH_DEPTH:,} levels within tuples cannot be "
+                    "handed to the host."
                 )
             return value
         except RecursionError:

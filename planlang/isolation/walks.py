@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-__all__ = ["walk_size"]
+__all__ = ["tuple_depth", "walk_size"]
 
 _CONTAINERS = frozenset({list, dict, tuple, set, frozenset})
 
@@ -53,3 +53,41 @@ def _parts(container: Any) -> Any:
     if type(container) is dict:
         return itertools.chain.from_iterable(container.items())
     return container if type(container) in _CONTAINERS else ()
+
+
+def tuple_depth(value: Any, most: int) -> int:
+    """The most levels of tuples nested directly within tuples anywhere in ``value`` (what
+    ``hash`` of one recurses through, in C), counted up to just past ``most``: a loop, each
+    container walked once."""
+    heights: dict[int, int] = {}  # id of a tuple walked -> its height
+    seen: set[int] = set()  # other containers walked, or being walked
+    deepest = 0
+    stack: list[list[Any]] = [[value, iter(_parts(value)), 1]]
+    seen.add(id(value))
+    while stack:
+        top = stack[-1]
+        for part in top[1]:
+            kind = type(part)
+            if kind not in _CONTAINERS:
+                continue
+            if kind is tuple:
+                known = heights.get(id(part))
+                if known is not None:
+                    if type(top[0]) is tuple:
+                        top[2] = max(top[2], known + 1)
+                    continue
+            if id(part) in seen:  # a list or dict met again, or a tuple inside itself
+                continue
+            seen.add(id(part))
+            stack.append([part, iter(_parts(part)), 1])
+            break
+        else:
+            stack.pop()
+            if type(top[0]) is tuple:
+                heights[id(top[0])] = top[2]
+                deepest = max(deepest, top[2])
+                if deepest > most:
+                    return deepest
+                if stack and type(stack[-1][0]) is tuple:
+                    stack[-1][2] = max(stack[-1][2], top[2] + 1)
+    return deepest

@@ -10,6 +10,7 @@ into fresh plain data the plan owns, so no host internals ride along.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -128,7 +129,13 @@ class HostProxy:
         return f"<host object {self._label}>"
 
 
-def freeze(value: Any, wrap_callable: Callable[..., Any], label: str) -> Any:
+# Levels a copy across the wall recurses (two Python frames a level) before it walks in a loop:
+# a plan nests a list 100,000 deep in 100,000 steps (``x = [x]``), and each side of the wall
+# copies what it gets.
+DEEP = 64
+
+
+def freeze(value: Any, wrap_callable: Callable[..., Any], label: str, _depth: int = 0) -> Any:
     """Copy a host value into read-only plain data for the plan (recursively).
 
     Callables become host words through ``wrap_callable(label, fn, fresh=False)``; other objects
@@ -148,19 +155,76 @@ def freeze(value: Any, wrap_callable: Callable[..., Any], label: str) -> Any:
         return value
     if isinstance(value, HostWord):
         return wrap_callable(label, value.fn, value.fresh, value.text)
+    if isinstance(value, Mapping | list | tuple | set | frozenset) and _depth >= DEEP:
+        return _freeze_deep(value, wrap_callable, label)
+    deeper = _depth + 1
     if isinstance(value, Mapping):
         return ReadOnlyDict(
-            (freeze(k, wrap_callable, label), freeze(v, wrap_callable, f"{label}[{k!r}]"))
+            (freeze(k, wrap_callable, label, deeper),
+             freeze(v, wrap_callable, f"{label}[{k!r}]", deeper))
             for k, v in value.items()
-        )
+        )  # fmt: skip
     if isinstance(value, list | tuple):
-        items = [freeze(v, wrap_callable, f"{label}[{i}]") for i, v in enumerate(value)]
+        items = [freeze(v, wrap_callable, f"{label}[{i}]", deeper) for i, v in enumerate(value)]
         return tuple(items) if isinstance(value, tuple) else ReadOnlyList(items)
     if isinstance(value, set | frozenset):
-        return frozenset(freeze(v, wrap_callable, label) for v in value)
+        return frozenset(freeze(v, wrap_callable, label, deeper) for v in value)
     if callable(value) and not isinstance(value, type):
         return wrap_callable(label, value)
     return HostProxy(value, frozenset(), frozenset(), label)
+
+
+def _freeze_parts(value: Any, label: str) -> tuple[str, Iterable[tuple[Any, str]]]:
+    """What ``freeze`` makes of a container (a tag), and its parts with their labels (which
+    stop growing past ``_LONGEST_LABEL``: a path 100,000 levels long names nothing better)."""
+    if len(label) > _LONGEST_LABEL:
+        tag = "m" if isinstance(value, Mapping) else "t" if isinstance(value, tuple) else (
+            "l" if isinstance(value, list) else "s")  # fmt: skip
+        items = itertools.chain.from_iterable(value.items()) if tag == "m" else value
+        return tag, ((part, label) for part in items)
+    if isinstance(value, Mapping):
+        return "m", ((part, label if n % 2 == 0 else f"{label}[{k!r}]")
+                     for k, v in value.items() for n, part in enumerate((k, v)))  # fmt: skip
+    if isinstance(value, list | tuple):
+        tag = "t" if isinstance(value, tuple) else "l"
+        return tag, ((v, f"{label}[{i}]") for i, v in enumerate(value))
+    return "s", ((v, label) for v in value)
+
+
+_LONGEST_LABEL = 1000
+
+
+def _freeze_deep(value: Any, wrap_callable: Callable[..., Any], label: str) -> Any:
+    """``freeze`` of a container nested deep, in a loop: each container made once its parts
+    are. A host value that holds itself raises RecursionError, as the recursion does."""
+    tag, parts = _freeze_parts(value, label)
+    walk: list[tuple[Any, str, Any, list[Any]]] = [(value, tag, iter(parts), [])]
+    path = {id(value)}
+    while True:
+        container, tag, rest, out = walk[-1]
+        for part, part_label in rest:
+            if (type(part) not in SCALARS
+                    and not isinstance(part, HostObject | HostProxy | HostWord)
+                    and isinstance(part, Mapping | list | tuple | set | frozenset)):  # fmt: skip
+                if id(part) in path:
+                    raise RecursionError("A host value holds itself.")
+                path.add(id(part))
+                part_tag, part_parts = _freeze_parts(part, part_label)
+                walk.append((part, part_tag, iter(part_parts), []))
+                break
+            out.append(freeze(part, wrap_callable, part_label))  # not a container: no nesting
+        else:
+            walk.pop()
+            path.discard(id(container))
+            if tag == "m":
+                made: Any = ReadOnlyDict(zip(out[0::2], out[1::2], strict=True))
+            elif tag == "l":
+                made = ReadOnlyList(out)
+            else:
+                made = tuple(out) if tag == "t" else frozenset(out)
+            if not walk:
+                return made
+            walk[-1][3].append(made)
 
 
 def thaw(value: Any, plan_globals: Mapping[str, Any] | None, where: str) -> Any:
@@ -201,12 +265,13 @@ def _flat_copy(value: dict[Any, Any]) -> dict[Any, Any] | None:
 
 
 class _Thaw:
-    __slots__ = ("plan_globals", "where", "memo")
+    __slots__ = ("plan_globals", "where", "memo", "depth")
 
     def __init__(self, plan_globals: Mapping[str, Any] | None, where: str):
         self.plan_globals = plan_globals
         self.where = where
         self.memo: dict[int, tuple[Any, Any]] = {}  # id -> (original, copy); keeps ids alive
+        self.depth = 0  # containers being copied around this one (a _Thaw copies once)
 
     def copy(self, value: Any) -> Any:
         kind = type(value)
@@ -215,7 +280,11 @@ class _Thaw:
         seen = self.memo.get(id(value))
         if seen is not None:
             return seen[1]
+        if self.depth >= DEEP:
+            return self._deep(value)
+        self.depth += 1
         copy = self._copy(value, kind)
+        self.depth -= 1
         self.memo[id(value)] = (value, copy)
         return copy
 
@@ -235,21 +304,119 @@ class _Thaw:
             return tuple(map(copy, value))
         if kind is set or kind is frozenset:
             return kind(map(copy, value))
+        leaf, plain = self._leaf(value, kind)
+        if leaf:
+            return plain
+        if plain is not None:
+            return copy(plain)
+        return list(map(copy, value))  # subclasses of list and tuple (named tuples)
+
+    def _leaf(self, value: Any, kind: type) -> tuple[bool, Any]:
+        """What is not a plain container: (True, itself) for a host proxy or a plan function;
+        (False, its plain data) for a pydantic model or a dataclass; (False, None) for a
+        subclass of list or tuple (copied as a list); else a TypeError."""
         if isinstance(value, HostProxy):
-            return value
+            return True, value
         plan_globals = self.plan_globals
         if (
             plan_globals is not None
             and isinstance(value, types.FunctionType)
             and value.__globals__ is plan_globals
         ):
-            return value
+            return True, value
         dump = getattr(value, "model_dump", None)  # pydantic models are plain data in disguise
         if callable(dump) and not isinstance(value, type):
-            return copy(dump(mode="json"))
+            return False, dump(mode="json")
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return copy(dataclasses.asdict(value))
-        if isinstance(value, list | tuple):  # subclasses such as named tuples
-            return list(map(copy, value))
+            return False, dataclasses.asdict(value)
+        if isinstance(value, list | tuple):
+            return False, None
         name = getattr(kind, "plan_kind", kind.__name__)  # a host iterator: "an iterator"
         raise TypeError(f"{self.where} gave {a_kind(name)}, which is not plain data.")
+
+    def _deep(self, value: Any) -> Any:
+        """``copy`` of a value nested deep, in a loop, as the recursion copies it: a dict or
+        list is made (and remembered) before its items, a tuple or set after them."""
+        memo = self.memo
+        walk: list[list[Any]] = []
+        result: list[Any] = []
+
+        def start(item: Any, aliases: tuple[Any, ...]) -> bool:
+            """Open a frame for ``item`` (True), or put its copy in place (False)."""
+            kind = type(item)
+            if kind in SCALARS:
+                return put(item, aliases)
+            seen = memo.get(id(item))
+            if seen is not None:
+                return put(seen[1], aliases)
+            if kind is dict or isinstance(item, Mapping):
+                fresh: dict[Any, Any] = {}
+                for original in (item, *aliases):
+                    memo[id(original)] = (original, fresh)
+                walk.append(["d", item, iter(item.items()), fresh, aliases])
+                return True
+            if kind is list or kind is ReadOnlyList:
+                items: list[Any] = []
+                for original in (item, *aliases):
+                    memo[id(original)] = (original, items)
+                walk.append(["l", item, iter(item), items, aliases])
+                return True
+            if kind is tuple or kind is set or kind is frozenset:
+                walk.append([kind, item, iter(item), [], aliases])
+                return True
+            leaf, plain = self._leaf(item, kind)
+            if leaf:
+                return put(plain, aliases)
+            if plain is not None:
+                return start(plain, (*aliases, item))
+            walk.append([list, item, iter(item), [], aliases])
+            return True
+
+        def put(made: Any, aliases: tuple[Any, ...]) -> bool:
+            for original in aliases:
+                memo[id(original)] = (original, made)
+            if walk:
+                top = walk[-1]
+                if top[0] == "d":
+                    top[5].append(made)
+                else:
+                    top[3].append(made)
+            else:
+                result.append(made)
+            return False
+
+        start(value, ())
+        while walk:
+            top = walk[-1]
+            tag = top[0]
+            if tag == "d":
+                if len(top) == 5:
+                    top.append([])  # the key and value being copied
+                pending = top[5]
+                if len(pending) == 2:
+                    top[3][pending[0]] = pending[1]
+                    pending.clear()
+                if not pending:
+                    pair = next(top[2], None)
+                    if pair is None:
+                        walk.pop()
+                        memo[id(top[1])] = (top[1], top[3])
+                        put(top[3], top[4])
+                        continue
+                    top.append(pair[1])  # the value, once the key is copied
+                    start(pair[0], ())
+                    continue
+                start(top.pop(), ())
+                continue
+            for item in top[2]:
+                if start(item, ()):
+                    break
+            else:
+                walk.pop()
+                if tag == "l":
+                    made: Any = top[3]
+                else:
+                    made = tuple(top[3]) if tag is tuple else tag(top[3])
+                memo[id(top[1])] = (top[1], made)
+                put(made, top[4])
+        return result[0]
