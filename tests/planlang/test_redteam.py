@@ -337,7 +337,7 @@ ATTACKS: list[tuple[str, str, str, Outcome]] = [
     (HOST_OBJECTS, "host-word-closure", "c = agent.__closure__\n", Refused("PL204", 1)),
     (HOST_OBJECTS, "host-word-returns-callable", "f = give_callable()\n", Fails("TypeError")),
     (HOST_OBJECTS, "host-word-returns-object", "o = give_object()\n", Fails("TypeError")),
-    (HOST_OBJECTS, "result-is-host-callable", "result = len\n", Fails("TypeError", False)),
+    (HOST_OBJECTS, "result-is-host-callable", "result = len\n", Fails("TypeError", True)),
     (HOST_OBJECTS, "proxy-item-access", "x = repo['name']\n", Fails("TypeError")),
     (HOST_OBJECTS, "proxy-iteration", "x = [a for a in repo]\n", Fails("TypeError")),
     # syntax-level tricks
