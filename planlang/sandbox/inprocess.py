@@ -209,7 +209,10 @@ class Sandbox:
         meter = self._new_meter()
         self.last_meter = meter
         code = cast(types.CodeType, checked.code)
-        namespace = self._namespace(meter, code)
+        try:
+            namespace = self._namespace(meter, code)
+        except RecursionError as error:  # a host value that holds itself: as in a plan's process
+            raise PlanRuntimeError(str(error), error_type="RecursionError") from None
         try:
             if needs_deep_stack(code):  # see deep_stack: deep tuples must not crash us
                 return run_on_deep_stack(

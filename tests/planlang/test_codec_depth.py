@@ -447,3 +447,16 @@ def test_thaw_and_freeze_copy_a_deep_value_as_the_recursion_does(shape: str) -> 
     while isinstance(node, list | dict) and node:
         assert type(node) in (ReadOnlyList, ReadOnlyDict)
         node = node["k"] if isinstance(node, dict) else node[0]
+
+
+def test_a_host_value_that_holds_itself_fails_alike_in_both_modes() -> None:
+    """A list that holds itself, handed in as a host value: a bare RecursionError left
+    ``Sandbox.run`` in one process (nothing but a PlanError may), a PlanRuntimeError in two."""
+    from planlang import PlanRuntimeError, Sandbox
+
+    looped: list = []
+    looped.append(looped)
+    for mode in ("inprocess", "process"):
+        with pytest.raises(PlanRuntimeError, match="holds itself") as caught:
+            Sandbox(host={"v": looped}, isolation=mode).run("result = len(v)\n")
+        assert caught.value.error_type == "RecursionError", (mode, caught.value)
