@@ -177,3 +177,23 @@ def test_writes_behind_a_real_answer_are_held_to_max_tool_writes(tmp_path) -> No
             assert len(written) <= 2, f"approved under max_tool_writes=2, wrote {len(written)}"
     finally:
         tools.close()
+
+
+# -- 4. planlang raise: a cap below the old one, above what is spent, is taken and said so -----
+
+
+def test_a_raise_below_the_cap_says_the_cap_was_lowered(tmp_path) -> None:
+    """``planlang raise ID 5`` of a run with cap 10 that spent nothing: the run takes it (the
+    rule is only "above what is spent") and said on its stderr "The cap was raised to 5"."""
+    import json as json_
+
+    from planlang.run_watch import take_requests
+    from runtime import LLM, Budget, Ledger, Run
+
+    run = Run("r", llm=LLM(Ledger(":memory:"), budget=Budget(10.0)))
+    inbox = tmp_path / "requests"
+    inbox.mkdir()
+    (inbox / "1.000000-abcdef.json").write_text(json_.dumps({"raise": 5}))
+    [(line, taken)] = take_requests(run, tmp_path)
+    assert taken and run.llm.budget.cap == 5
+    assert line == "The cap was lowered to 5 (planlang raise).", line
