@@ -117,24 +117,57 @@ def _terms_sha(policy: Policy, settings: Any, inputs: Any) -> str:
 
     priced = (settings if settings is not None else Settings()).model_dump(
         mode="json", include=set(PRICED_SETTINGS))  # fmt: skip
-    body = {"policy": policy.model_dump(mode="json"), "settings": priced, "inputs": inputs}
-    try:
-        text = json.dumps(body, sort_keys=True, default=_named, ensure_ascii=False)
-    except (TypeError, ValueError):  # keys of mixed kinds, or a cycle: its shape as Python says
-        text = json.dumps({**body, "inputs": _named(inputs)}, sort_keys=True, default=_named)
+    # JSON's inputs (a file's, every CLI and MCP approval) as JSON; any other as ``_tagged``
+    # says it, so two inputs a plan can tell apart never share a digest (review 24)
+    shown = inputs if _json_native(inputs) else {"tagged": _tagged(inputs, frozenset())}
+    body = {"policy": policy.model_dump(mode="json"), "settings": priced, "inputs": shown}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _named(value: Any) -> Any:
-    """Inputs that are not JSON, for the terms' digest: sets in order, bytes as hex, anything
-    else (a ``HostObject``, an embedder's object) by its kind, the same in every process."""
+def _json_native(value: Any) -> bool:
+    """Whether ``value`` is what ``json.loads`` makes (text keys only), without a cycle."""
+    stack, seen = [value], set()
+    while stack:
+        one = stack.pop()
+        kind = type(one)
+        if one is None or kind in (str, int, float, bool):
+            continue
+        if kind not in (dict, list) or id(one) in seen:
+            return False  # a tuple, set, bytes, object; met twice (maybe a cycle)
+        seen.add(id(one))
+        if kind is dict:
+            if not all(type(k) is str for k in one):
+                return False  # int keys: json.dumps would make them text
+            stack.extend(one.values())
+        else:
+            stack.extend(one)
+    return True
+
+
+def _tagged(value: Any, within: frozenset[int]) -> Any:
+    """Inputs that are not JSON's, for the terms' digest: each value with its kind, a dict's
+    items and a set's members in the order of their own text (never of hashes), an object by
+    its class, the same in every process; a value that holds itself names the cycle."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return [type(value).__name__, value]
+    if id(value) in within:
+        return ["cycle"]
+    within = within | {id(value)}
+    if isinstance(value, dict):
+        items = [[_tagged(k, within), _tagged(v, within)] for k, v in value.items()]
+        return ["dict", sorted(items, key=_sort_key)]
+    if isinstance(value, list | tuple):
+        return [type(value).__name__, [_tagged(item, within) for item in value]]
     if isinstance(value, set | frozenset):
-        return sorted(map(repr, value))
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, int | float | str | bool) or value is None:
-        return value
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+        return ["set", sorted((_tagged(item, within) for item in value), key=_sort_key)]
+    if isinstance(value, bytes | bytearray):
+        return ["bytes", bytes(value).hex()]
+    return ["object", f"{type(value).__module__}.{type(value).__qualname__}"]
+
+
+def _sort_key(tagged: Any) -> str:
+    return json.dumps(tagged, ensure_ascii=False)
 
 
 def _code_id(code: Any) -> str:

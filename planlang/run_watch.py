@@ -305,9 +305,11 @@ def _take(run: Run, request: Any) -> tuple[str, str | None]:
         refused = cap_refusal(cap, run)
         if refused is not None:
             return f"A raise to {cap:.4g} was refused (planlang raise): {refused}", refused
+        old = run.llm.budget.snapshot()[2]
         run.llm.budget.raise_to(cap)
         run.log_events.emit("cap_raised", cap=cap, by="request")
-        return f"The cap was raised to {cap:.4g} (planlang raise).", None
+        moved = "lowered" if old is not None and cap < old else "raised"  # above spent, below cap
+        return f"The cap was {moved} to {cap:.4g} (planlang raise).", None
     if isinstance(request, dict) and request.get("cancel"):
         run.cancel("cancelled by request (planlang cancel)")
         return "Cancelled by request (planlang cancel).", None
