@@ -34,6 +34,7 @@ from planlang.gate_store import open_store
 from planlang.price import PriceReport, price
 from planlang.sandbox.limits import Limits
 from runtime import Run
+from runtime.tools import tool_door
 
 __all__ = ["RUN_LIMITS", "ApprovedPlan", "Decision", "Gate", "Policy", "TamperedPlan", "execute"]
 
@@ -188,6 +189,8 @@ class ApprovedPlan:
     check_result: CheckResult = field(repr=False)
     seal: str = field(repr=False)
     gate: Gate = field(repr=False, compare=False)
+    # calls of tools that are not read-only its run may send (``_write_bound``); None: no bound
+    max_writes: int | None = field(default=None, compare=False)
 
     @property
     def filename(self) -> str:
@@ -234,6 +237,8 @@ def execute(plan: ApprovedPlan, run: Run, *, limits: Limits | None = None) -> An
     plan.verify()
     gate = plan.gate
     _same_spending(gate.settings, run)
+    if plan.max_writes is not None:  # the bound holds for the run, not only its rehearsals
+        tool_door(run).max_writes = plan.max_writes  # (review 24)
     words, _origins = run_host_words(run, plan.filename)
     box = plan_sandbox(run, words, host=gate.host, inputs=gate.inputs, limits=limits or RUN_LIMITS,
                        isolation=gate.isolation)  # fmt: skip
@@ -266,6 +271,24 @@ def _same_spending(priced: Any, run: Run) -> None:
     if run.max_agents > want["max_agents"]:
         raise OtherTerms(f"max_agents is {want['max_agents']} in the price, {run.max_agents} in "
                          f"the run; price it again")  # fmt: skip
+
+
+def _write_bound(policy: Policy, priced: dict[str, Any]) -> int | None:
+    """The calls of tools that are not read-only a run of this plan may send: the policy's
+    ``max_tool_writes``, or more where a person let the plan go past it having seen more in
+    its price (the rehearsals' writes, each tool at its most); none where the price could not
+    say (a write the code names that no rehearsal called, approved by a person)."""
+    bound = policy.max_tool_writes
+    if bound is None:
+        return None
+    hints = priced.get("tool_hints") or {}
+    writing = {name for name in hints if not hints[name].get("read_only", False)}
+    tools = priced.get("tools") or {}
+    seen = sum(int(tools[name]["calls"]["max"]) for name in writing & set(tools))
+    called = {name for name in tools if tools[name]["calls"]["max"] > 0}
+    if any(name in writing and name not in called for name in priced.get("tools_named") or ()):
+        return None
+    return max(bound, seen)
 
 
 def _short(value: Any) -> str:
@@ -348,7 +371,11 @@ class Gate:
         reasons = self.policy.reasons_to_hold(report)
         status = "held" if reasons else "approved"
         plan_id = self._store(checked, source, report, status, reasons)
-        plan = self._issue(plan_id, source, checked, _price_sha(report)) if not reasons else None
+        plan = (
+            self._issue(plan_id, source, checked, _price_sha(report), report.to_dict())
+            if not reasons
+            else None
+        )
         return Decision(plan_id, status, tuple(reasons), report, plan)
 
     def _store(
@@ -371,12 +398,13 @@ class Gate:
         })  # fmt: skip
 
     def _issue(
-        self, plan_id: int, source: str, checked: CheckResult, price_sha: str
-    ) -> ApprovedPlan:
+        self, plan_id: int, source: str, checked: CheckResult, price_sha: str,
+        priced: dict[str, Any],
+    ) -> ApprovedPlan:  # fmt: skip
         policy_sha = self.terms_sha256()
         seal = self._seal(checked.sha256, checked.code, policy_sha, price_sha)
         return ApprovedPlan(plan_id, source, checked.sha256, policy_sha, price_sha, checked,
-                            seal, self)  # fmt: skip
+                            seal, self, _write_bound(self.policy, priced))  # fmt: skip
 
     # -- people ----------------------------------------------------------------------------
 
@@ -448,7 +476,8 @@ class Gate:
         checked = check(row["source"], row["filename"])
         if checked.sha256 != row["sha256"] or not checked.ok:
             raise TamperedPlan(f"the stored source of plan {plan_id} changed")
-        return self._issue(plan_id, row["source"], checked, row["price_sha256"])
+        return self._issue(plan_id, row["source"], checked, row["price_sha256"],
+                           json.loads(row["price_json"]))  # fmt: skip
 
     def find_approved(self, source: str) -> ApprovedPlan | None:
         """An existing approval for exactly this source under this policy, if any."""

@@ -178,6 +178,10 @@ class ToolDoor:
         self._seen: dict[str, int] = {}  # identical calls so far, by what was called
         self._calls = 0
         self.declared: dict[str, ToolSpec] = {}
+        # Calls of tools that are not read-only this run may send: set by whoever approved the
+        # run under such a bound (planlang's gate, ``max_tool_writes``); None: no bound.
+        self.max_writes: int | None = None
+        self._writes = 0
 
     @property
     def _run(self) -> Run:
@@ -230,6 +234,14 @@ class ToolDoor:
             return value
         if self._marks.get(key) and not spec.idempotent:
             raise OutcomeUnknown(spec.name, arguments, index)
+        if not spec.read_only and self.max_writes is not None:
+            with self._lock:
+                self._writes += 1
+                writes = self._writes
+            if writes > self.max_writes:
+                raise ToolCallsSpent(f"The run asked for write {writes} of a tool that is not "
+                                     f"read-only, past max_tool_writes={self.max_writes} it "
+                                     f"was approved under; {spec.name} was not sent.")  # fmt: skip
         reservation = llm.budget.admit(spec.price, stop=run._cancelled.is_set)
         try:
             self._marks.mark(key, spec.name, arguments, index)

@@ -145,9 +145,6 @@ def test_a_satisfiable_chain_of_ifs_is_answered_in_few_builds(monkeypatch) -> No
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known, unfixed: max_tool_writes bounds the writes the "
-                   "rehearsals made; a plan that writes more behind a real answer is approved "
-                   "and its run is not held to the bound")  # fmt: skip
 def test_writes_behind_a_real_answer_are_held_to_max_tool_writes(tmp_path) -> None:
     """Red team 24b's plan, counted: one ``append_line`` on the stand-in's answer, five on the
     real one. Every rehearsal writes once, within ``max_tool_writes=2``, so it is approved
