@@ -14,7 +14,7 @@ from copy import deepcopy
 from functools import lru_cache
 from typing import Any
 
-from planlang.standin_merge import merge_part, merged_nots
+from planlang.standin_merge import contradicted, merge_part, merged_nots
 from planlang.standin_numbers import flipped_bound, integer, number, ordered, whole_count
 from planlang.standin_pattern import pattern_candidates
 from planlang.standin_size import (
@@ -219,6 +219,9 @@ class Maker:
                 continue  # true: any value
             merge_part(merged, part, joined, nots)
         merged_nots(merged, nots)
+        why = contradicted(merged)
+        if why is not None:
+            raise UnsatisfiableSchema(f"no answer can satisfy the JSON schema: {why}")
         self.kept.append(merged)  # its id stays its own while ``memo`` may hold it
         self.merged_ids.add(id(merged))
         return merged

@@ -20,7 +20,7 @@ from planlang.standin_numbers import flipped_bound
 from planlang.standin_size import UnsatisfiableSchema
 from runtime.schema_keywords import json_key
 
-__all__ = ["LOWER", "UPPER", "merge_part"]
+__all__ = ["LOWER", "UPPER", "contradicted", "merge_part"]
 
 LOWER = frozenset({"minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum"})
 UPPER = frozenset({"maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum"})
@@ -203,3 +203,39 @@ def _fraction(step: int | float) -> Fraction:
     exact = Fraction(step)
     short = exact.limit_denominator(10**9)
     return short if float(short) == step else exact
+
+
+_COUNTS = {"string": ("minLength", "maxLength"), "array": ("minItems", "maxItems"),
+           "object": ("minProperties", "maxProperties")}  # fmt: skip
+
+
+def contradicted(merged: dict[str, Any]) -> str | None:
+    """Why the merged bounds leave no value of the one kind ``merged`` allows, or None: found
+    where the parts meet, not at the leaf a deeper allOf ends in (each ``if`` of a chain tried
+    both ways reached the leaf before it failed: 2**N builds, review 24). A bound of another
+    kind binds nothing, so only a schema of one kind (or of number and integer) is judged."""
+    kind = merged.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    if kinds <= {"integer", "number"} and kinds:
+        low, high = merged.get("minimum"), merged.get("maximum")
+        xlow, xhigh = merged.get("exclusiveMinimum"), merged.get("exclusiveMaximum")
+        numbers = [b for b in (low, high, xlow, xhigh) if b is not None]
+        if all(type(b) in (int, float) for b in numbers):
+            lows = [(b, False) for b in (low,) if b is not None] + [
+                (b, True) for b in (xlow,) if b is not None
+            ]
+            highs = [(b, False) for b in (high,) if b is not None] + [
+                (b, True) for b in (xhigh,) if b is not None
+            ]
+            for lo, lo_open in lows:
+                for hi, hi_open in highs:
+                    if lo > hi or (lo == hi and (lo_open or hi_open)):
+                        return f"no number is both at least {lo} and at most {hi}, its parts met"
+        return None
+    if len(kinds) == 1:
+        pair = _COUNTS.get(next(iter(kinds)))  # type: ignore[arg-type]
+        if pair is not None:
+            lo, hi = merged.get(pair[0]), merged.get(pair[1])
+            if type(lo) is int and type(hi) is int and lo > hi:
+                return f"{pair[0]} {lo} is above {pair[1]} {hi} where its parts meet"
+    return None
