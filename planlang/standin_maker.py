@@ -149,8 +149,10 @@ class Maker:
                 kind = self._guess(schema)
             try:  # a guess, not the schema's word: keywords of other kinds do not bind it
                 return getattr(self, f"_{kind}", self._null)(schema, depth)
-            except UnsatisfiableSchema:
-                return self.rng.choice(WORDS)  # a text: the check judges it
+            except UnsatisfiableSchema:  # the guessed kind has no answer: null, which no
+                # keyword of another kind binds (a text was bound by the very lengths that
+                # failed the guess); the check judges it
+                return None if kind != "null" else self.rng.choice(WORDS)
         return getattr(self, f"_{kind}", self._null)(schema, depth)
 
     def _condition(self, schema: dict[str, Any], depth: int) -> Any:

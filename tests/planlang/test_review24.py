@@ -210,3 +210,19 @@ def test_contradictions_are_found_where_parts_meet_and_only_there(schema: dict) 
     for seed in range(3):
         value = value_for(schema, random.Random(seed))
         assert schema_validator(schema).is_valid(value), (seed, value)
+
+
+@pytest.mark.parametrize("schema", [
+    {"allOf": [{"minLength": 5}, {"maxLength": 3}]},
+    {"minLength": 5, "maxLength": 3},
+    {"minItems": 4, "maxItems": 1},
+    {"minProperties": 3, "maxProperties": 1},
+    {"exclusiveMinimum": 3, "exclusiveMaximum": 3},
+], ids=["allof-lengths", "lengths", "items", "properties", "exclusive"])  # fmt: skip
+def test_an_untyped_schema_whose_guessed_kind_has_no_answer_is_answered(schema: dict) -> None:
+    """No ``type``, bounds of one kind that contradict: any value of another kind is valid.
+    The stand-in guessed the kind from the bounds, found no answer of it, and fell back to a
+    text, which those same lengths bind (a word of 4 letters or more, say)."""
+    for seed in range(5):
+        value = value_for(schema, random.Random(seed))
+        assert schema_validator(schema).is_valid(value), (seed, value)
