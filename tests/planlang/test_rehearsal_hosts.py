@@ -107,6 +107,9 @@ def test_a_host_that_dies_leaves_its_seeds_here_and_is_replaced(
     host: rehearsal_hosts.RehearsalHost, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert host.process is not None
+    # a rehearsal slower than START_AFTER (any, on a loaded machine) would start a host of
+    # its own: that is the next test's; here only start_hosts replaces the dead one
+    monkeypatch.setattr(rehearsal_hosts, "START_AFTER", float("inf"))
     host.process.kill()
     host.process.wait()
     report = price(PLAN, seeds=SEEDS, settings=SETTINGS, isolation="process")
@@ -125,7 +128,9 @@ def test_a_host_starts_only_after_a_rehearsal_that_took_long(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(rehearsal_hosts, "_hosts", [])
-    price(PLAN, seeds=3, settings=SETTINGS, isolation="process")  # well under START_AFTER
+    # however loaded the machine, no rehearsal "took long" until START_AFTER is 0 below
+    monkeypatch.setattr(rehearsal_hosts, "START_AFTER", float("inf"))
+    price(PLAN, seeds=3, settings=SETTINGS, isolation="process")
     assert rehearsal_hosts.running_hosts() == []
     monkeypatch.setattr(rehearsal_hosts, "START_AFTER", 0.0)
     price(PLAN, seeds=3, settings=SETTINGS, host={"note": len}, isolation="process")
