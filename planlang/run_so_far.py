@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runtime.accounting import Tally
+from runtime.accounting import Accounting, Tally
 
 __all__ = ["read_events", "so_far"]
 
@@ -106,15 +106,8 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-class _Tallies:
-    """The run's accounting (``runtime.accounting.Accounting.to_dict``), counted from events."""
-
-    def __init__(self) -> None:
-        self.total = Tally()
-        self.phases: dict[str, Tally] = {}
-        self.roles: dict[str, Tally] = {}
-        self.tools: dict[str, Tally] = {}
-        self.turns: dict[int, int] = {}
+class _Tallies(Accounting):
+    """The run's accounting (``runtime.accounting.Accounting``), counted from its events."""
 
     def call(self, e: dict[str, Any]) -> float:
         """Count a model call (its role is its model when it has none); what it billed."""
@@ -137,12 +130,3 @@ class _Tallies:
         worth = _number(e.get("would_credits") if standin else e.get("credits"))
         for tally in (self.total, *also):
             tally.count(bool(e.get("cached")), standin, worth)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total.to_dict(),
-            "phases": {name: t.to_dict() for name, t in self.phases.items()},
-            "roles": {name: t.to_dict() for name, t in self.roles.items()},
-            "tools": {name: t.to_dict() for name, t in self.tools.items()},
-            "turns": dict(self.turns),
-        }

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from cli_calls import run
-from test_newuser23 import KEY, _ended, _paused_run, _project
+from cli_calls import KEY, fake_endpoint, run
+from test_newuser23 import _ended, _paused_run, _project
 
 from planlang.run_so_far import read_events, so_far
 from planlang.run_watch import cap_refusal, send_request, take_requests
@@ -26,10 +26,7 @@ from runtime.testing import FakeOpenAI
 
 @pytest.fixture
 def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as fake:
-        monkeypatch.setenv("LLM_BASE_URL", fake.base_url)
-        monkeypatch.setenv("LLM_API_KEY", KEY)
-        yield fake
+    yield from fake_endpoint(monkeypatch)
 
 
 # -- planlang raise: the live run decides ----------------------------------------------------------

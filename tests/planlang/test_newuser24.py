@@ -12,25 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_calls import run
+from cli_calls import fake_endpoint, run
+from cli_calls import write_project as _project
 
 from runtime.testing import FakeOpenAI
-
-KEY = "sk-newuser24-secret-0123456789abcdef"
-
-
-def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: str, toml: str = "") -> None:
-    (tmp_path / "planlang.toml").write_text("[planlang]\nretries = 0\n" + toml)
-    (tmp_path / "plan.py").write_text(plan)
-    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture
 def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as fake:
-        monkeypatch.setenv("LLM_BASE_URL", fake.base_url)
-        monkeypatch.setenv("LLM_API_KEY", KEY)
-        yield fake
+    yield from fake_endpoint(monkeypatch)
 
 
 # -- the gate under another key --------------------------------------------------------------------
