@@ -8,13 +8,15 @@ crafted in bounded work, or refuses it as a protocol break (``CodecError``).
 from __future__ import annotations
 
 import hashlib
-import io
 import time
+from functools import partial
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_isolation_codec import _refuse
+from test_isolation_codec import roundtrip as codec_roundtrip
 
 from planlang import Limits, PlanError, Sandbox
 from planlang.isolation.codec import (
@@ -22,10 +24,9 @@ from planlang.isolation.codec import (
     HASH_DEPTH,
     TABLE_DEPTH,
     CodecError,
-    Decoder,
     Encoder,
 )
-from planlang.isolation.frames import dumps, loads, read_frame, write_frame
+from planlang.isolation.frames import dumps, loads
 from planlang.isolation.handles import Handles
 from planlang.isolation.walks import tuple_depth
 from planlang.sandbox.wall import ReadOnlyDict, ReadOnlyList, freeze, thaw
@@ -237,15 +238,7 @@ def test_property_shared_parts_come_back_shared(n: int, shape: str) -> None:
 # -- the codec itself -------------------------------------------------------------------------
 
 
-def _refuse(value: object) -> object:
-    raise CodecError(f"{type(value).__name__} cannot cross")
-
-
-def roundtrip(value: object, *, guarded: bool = True) -> object:
-    stream = io.BytesIO()
-    write_frame(stream, Encoder(_refuse).encode(value))
-    stream.seek(0)
-    return Decoder({}, guarded=guarded, int_bits=10**6).decode(read_frame(stream))
+roundtrip = partial(codec_roundtrip, int_bits=10**6)
 
 
 def json_depth(data: Any) -> int:

@@ -22,11 +22,11 @@ def _refuse(value: object) -> object:
     raise CodecError(f"{type(value).__name__} cannot cross")
 
 
-def roundtrip(value: object, *, guarded: bool = True) -> object:
+def roundtrip(value: object, *, guarded: bool = True, int_bits: int | None = None) -> object:
     stream = io.BytesIO()
     write_frame(stream, Encoder(_refuse).encode(value))
     stream.seek(0)
-    return Decoder({}, guarded=guarded).decode(read_frame(stream))
+    return Decoder({}, guarded=guarded, int_bits=int_bits).decode(read_frame(stream))
 
 
 @pytest.mark.parametrize(
