@@ -18,8 +18,8 @@ from planlang.cli_report import run_html
 from planlang.cli_support import EXIT_OK, EXIT_REFUSED, PlanFileError, json_error, project_for
 from planlang.report import print_run
 from planlang.run_records import meta_problem, read_meta, run_folders
+from planlang.run_requests import send_request
 from planlang.run_so_far import so_far
-from planlang.run_watch import send_request
 
 __all__ = ["cancel_command", "raise_command", "result_command", "runs_command", "show_command"]
 

@@ -36,7 +36,8 @@ from planlang.run_records import (
     write_start,
     write_unstarted,
 )
-from planlang.run_watch import apply_requests, ended, stuck_at_budget, thunk_failures
+from planlang.run_requests import apply_requests
+from planlang.run_watch import ended, stuck_at_budget, thunk_failures
 from runtime import LLM, Run
 from runtime.run_view import statusline
 

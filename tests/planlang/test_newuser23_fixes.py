@@ -18,8 +18,8 @@ import pytest
 from cli_calls import KEY, fake_endpoint, run
 from test_newuser23 import _ended, _paused_run, _project
 
+from planlang.run_requests import cap_refusal, send_request, take_requests
 from planlang.run_so_far import read_events, so_far
-from planlang.run_watch import cap_refusal, send_request, take_requests
 from runtime import Budget
 from runtime.testing import FakeOpenAI
 

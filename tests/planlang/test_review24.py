@@ -181,7 +181,7 @@ def test_a_raise_below_the_cap_says_the_cap_was_lowered(tmp_path) -> None:
     rule is only "above what is spent") and said on its stderr "The cap was raised to 5"."""
     import json as json_
 
-    from planlang.run_watch import take_requests
+    from planlang.run_requests import take_requests
     from runtime import LLM, Budget, Ledger, Run
 
     run = Run("r", llm=LLM(Ledger(":memory:"), budget=Budget(10.0)))
