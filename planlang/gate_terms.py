@@ -89,9 +89,9 @@ def _sort_key(tagged: Any) -> str:
 
 
 # What bounds a run's spending (the hard ceiling is max_agents x turns x the dearest price, and
-# tool calls at their price): a run that differs in any of these is not the run that was priced.
-_SPENDING = ("roles", "default_model", "default_price", "max_agents", "max_tool_calls",
-             "max_repair_turns", "max_check_retries")  # fmt: skip
+# tool calls at their price): the priced settings but the wall time's and the answers' format.
+# A run that differs in any of these is not the run that was priced.
+_SPENDING = tuple(sorted(PRICED_SETTINGS - {"concurrency", "response_format"}))
 
 
 def same_spending(priced: Any, run: Run) -> None:
